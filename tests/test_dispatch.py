@@ -219,13 +219,18 @@ def test_a_choice_that_cannot_run_is_refused(tmp_path: Path) -> None:
 
 def test_small_rings_dispatch_over_the_isas_that_fit() -> None:
     ring = make_ring(32, 97)
-    # 32 lanes of 16 bits: too wide for AVX-512; NEON's 8 lanes fit
-    assert dispatch_isas(ring, list(ISAS)) == ["c", "avx2", "neon", "rvv", "rvv128", "rvv256"]
+    # 32 lanes of 16 bits: too wide for AVX-512 and for rvv256's register pairs; NEON's 8
+    # lanes fit
+    assert dispatch_isas(ring, list(ISAS)) == ["c", "avx2", "neon", "rvv", "rvv128"]
     text = generate_dispatch(ring, ["avx512"]).source
     assert "nttgen_n32_q97_c_polymul" in text and "avx512" not in text.split("*/", 1)[1]
-    # the smallest ring: NEON and RVV at VLEN 128 still hold it in two vectors; the
-    # strip-mined RVV code has no minimum
-    assert dispatch_isas(make_ring(16, 97), list(ISAS)) == ["c", "neon", "rvv", "rvv128"]
+    # the smallest ring: NEON still holds it in two vectors, RVV at VLEN 128 with LMUL 1
+    # too (named, the message says so); the strip-mined RVV code has no minimum
+    small = make_ring(16, 97)
+    assert dispatch_isas(small, list(ISAS)) == ["c", "neon", "rvv"]
+    assert isa_class("rvv128m1").unsupported(small.n, small.lane) is None
+    why = isa_class("rvv128").unsupported(small.n, small.lane)
+    assert why and "use isa='rvv' or isa='rvv128m1'" in why, why
 
 
 def test_front_ends_are_clang_format_clean(tmp_path: Path) -> None:

@@ -32,7 +32,8 @@ FUSED_CASES = [  # (ring, ISA whose plan it takes)
     (make_ring(256, 32257), "avx2"),
     (make_ring(256, 2147483137), "avx512"),
     (make_ring(128, 7681), "neon"),
-    (make_ring(16, 97), "rvv128"),
+    (make_ring(32, 97), "rvv128"),
+    (make_ring(16, 97), "rvv128m1"),
 ]
 
 

@@ -5,7 +5,7 @@
  *     rvv128 --isa rvv256 --dispatch
  *
  * Ring:   Z_q[x]/(x^256 + 1), n = 256, q = 7681 (preset kyber-r1)
- * ISAs:   avx512, avx2, rvv256, neon, rvv128, rvv, c (best first). The first call (or
+ * ISAs:   avx512, rvv256, avx2, rvv128, neon, rvv, c (best first). The first call (or
  *         nttgen_kyber_r1_init()) picks, for each group of operations, the best one compiled
  *         in that this CPU and OS run (CPUID, and XCR0 for the saved register state) and that
  *         the policy below does not skip, and keeps it; nttgen_kyber_r1_use_isa forces one for
@@ -141,15 +141,6 @@ static const nttgen_kyber_r1_impl nttgen_kyber_r1_impls[] = {
      nttgen_kyber_r1_avx512_frommont, nttgen_kyber_r1_avx512_to_standard,
      nttgen_kyber_r1_avx512_from_standard, nttgen_kyber_r1_avx512_polymul},
 #endif
-#ifdef NTTGEN_KYBER_R1_HAVE_AVX2
-    {"avx2", nttgen_kyber_r1_avx2_ntt, nttgen_kyber_r1_avx2_basemul,
-     nttgen_kyber_r1_avx2_basemul_acc, nttgen_kyber_r1_avx2_basemul_cache,
-     nttgen_kyber_r1_avx2_basemul_acc_cached, nttgen_kyber_r1_avx2_intt,
-     nttgen_kyber_r1_avx2_reduce, nttgen_kyber_r1_avx2_reduce_centred,
-     nttgen_kyber_r1_avx2_reduce_partial, nttgen_kyber_r1_avx2_tomont,
-     nttgen_kyber_r1_avx2_frommont, nttgen_kyber_r1_avx2_to_standard,
-     nttgen_kyber_r1_avx2_from_standard, nttgen_kyber_r1_avx2_polymul},
-#endif
 #ifdef NTTGEN_KYBER_R1_HAVE_RVV256
     {"rvv256", nttgen_kyber_r1_rvv256_ntt, nttgen_kyber_r1_rvv256_basemul,
      nttgen_kyber_r1_rvv256_basemul_acc, nttgen_kyber_r1_rvv256_basemul_cache,
@@ -159,14 +150,14 @@ static const nttgen_kyber_r1_impl nttgen_kyber_r1_impls[] = {
      nttgen_kyber_r1_rvv256_frommont, nttgen_kyber_r1_rvv256_to_standard,
      nttgen_kyber_r1_rvv256_from_standard, nttgen_kyber_r1_rvv256_polymul},
 #endif
-#ifdef NTTGEN_KYBER_R1_HAVE_NEON
-    {"neon", nttgen_kyber_r1_neon_ntt, nttgen_kyber_r1_neon_basemul,
-     nttgen_kyber_r1_neon_basemul_acc, nttgen_kyber_r1_neon_basemul_cache,
-     nttgen_kyber_r1_neon_basemul_acc_cached, nttgen_kyber_r1_neon_intt,
-     nttgen_kyber_r1_neon_reduce, nttgen_kyber_r1_neon_reduce_centred,
-     nttgen_kyber_r1_neon_reduce_partial, nttgen_kyber_r1_neon_tomont,
-     nttgen_kyber_r1_neon_frommont, nttgen_kyber_r1_neon_to_standard,
-     nttgen_kyber_r1_neon_from_standard, nttgen_kyber_r1_neon_polymul},
+#ifdef NTTGEN_KYBER_R1_HAVE_AVX2
+    {"avx2", nttgen_kyber_r1_avx2_ntt, nttgen_kyber_r1_avx2_basemul,
+     nttgen_kyber_r1_avx2_basemul_acc, nttgen_kyber_r1_avx2_basemul_cache,
+     nttgen_kyber_r1_avx2_basemul_acc_cached, nttgen_kyber_r1_avx2_intt,
+     nttgen_kyber_r1_avx2_reduce, nttgen_kyber_r1_avx2_reduce_centred,
+     nttgen_kyber_r1_avx2_reduce_partial, nttgen_kyber_r1_avx2_tomont,
+     nttgen_kyber_r1_avx2_frommont, nttgen_kyber_r1_avx2_to_standard,
+     nttgen_kyber_r1_avx2_from_standard, nttgen_kyber_r1_avx2_polymul},
 #endif
 #ifdef NTTGEN_KYBER_R1_HAVE_RVV128
     {"rvv128", nttgen_kyber_r1_rvv128_ntt, nttgen_kyber_r1_rvv128_basemul,
@@ -176,6 +167,15 @@ static const nttgen_kyber_r1_impl nttgen_kyber_r1_impls[] = {
      nttgen_kyber_r1_rvv128_reduce_partial, nttgen_kyber_r1_rvv128_tomont,
      nttgen_kyber_r1_rvv128_frommont, nttgen_kyber_r1_rvv128_to_standard,
      nttgen_kyber_r1_rvv128_from_standard, nttgen_kyber_r1_rvv128_polymul},
+#endif
+#ifdef NTTGEN_KYBER_R1_HAVE_NEON
+    {"neon", nttgen_kyber_r1_neon_ntt, nttgen_kyber_r1_neon_basemul,
+     nttgen_kyber_r1_neon_basemul_acc, nttgen_kyber_r1_neon_basemul_cache,
+     nttgen_kyber_r1_neon_basemul_acc_cached, nttgen_kyber_r1_neon_intt,
+     nttgen_kyber_r1_neon_reduce, nttgen_kyber_r1_neon_reduce_centred,
+     nttgen_kyber_r1_neon_reduce_partial, nttgen_kyber_r1_neon_tomont,
+     nttgen_kyber_r1_neon_frommont, nttgen_kyber_r1_neon_to_standard,
+     nttgen_kyber_r1_neon_from_standard, nttgen_kyber_r1_neon_polymul},
 #endif
 #ifdef NTTGEN_KYBER_R1_HAVE_RVV
     {"rvv", nttgen_kyber_r1_rvv_ntt, nttgen_kyber_r1_rvv_basemul, nttgen_kyber_r1_rvv_basemul_acc,

@@ -5,7 +5,7 @@
  *     rvv128 --isa rvv256 --dispatch
  *
  * Ring:   Z_q[x]/(x^256 + 1), n = 256, q = 7681 (preset kyber-r1)
- * ISAs:   avx512, avx2, rvv256, neon, rvv128, rvv, c (best first). The first call (or
+ * ISAs:   avx512, rvv256, avx2, rvv128, neon, rvv, c (best first). The first call (or
  *         nttgen_kyber_r1_init()) picks, for each group of operations, the best one compiled
  *         in that this CPU and OS run (CPUID, and XCR0 for the saved register state) and that
  *         the policy below does not skip, and keeps it; nttgen_kyber_r1_use_isa forces one for
@@ -151,7 +151,7 @@ void nttgen_kyber_r1_basemul_acc_cached(int16_t r[256], const int16_t *a, const 
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[256]: on entry in [-9073, 9073] (every ISA), on exit in [-5435, 5435] (any ISA)
+ * a[256]: on entry in [-9073, 9073] (every ISA), on exit in [-5418, 5418] (any ISA)
  */
 void nttgen_kyber_r1_intt(int16_t a[256]);
 

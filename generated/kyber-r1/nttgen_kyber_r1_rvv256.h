@@ -7,61 +7,61 @@
  *         Kyber round 1 prime (Seiler 2018): complete NTT
  * NTT:    depth 8, factors of degree 1, root r = 62 of order 512
  * Order:  standard NTT order: entry j holds a(r^(2*brv8(j)+1)), r = 62 of order 512
- *         this ISA's native order: address bit p holds index bit perm[p], perm = [4, 5, 6, 7, 0, 1,
- *           2, 3]
- * ISA:    RISC-V Vector 1.0 for VLEN >= 256 (LMUL=1); 16 lane(s) of 16 bits per value
+ *         this ISA's native order: address bit p holds index bit perm[p], perm = [5, 3, 4, 6, 7, 0,
+ *           1, 2]
+ * ISA:    RISC-V Vector 1.0 for VLEN >= 256 (LMUL=2); 32 lane(s) of 16 bits per value
  * Lanes:  beta = 2^16; q^-1 mod beta = -7679; beta mod q = -3593; Barrett v = 17474, shift 27
  * Ranges: inclusive [lo, hi], proven by nttgen's interval analysis for every input in
  *         the stated input range. "times beta^-1": the Montgomery factor.
  *
  * Functions (input range -> output range; executed ops per call, vector ops):
  *   nttgen_kyber_r1_rvv256_ntt: forward NTT, in place
- *       a in [-7680, 7680] -> a in [-18079, 18079]
- *       ops: load 92, gather 16, store 48, add 64, sub 64, montmul 64, barrett 8
+ *       a in [-7680, 7680] -> a in [-18069, 18069]
+ *       ops: load 48, gather 16, store 24, add 32, sub 32, montmul 32, barrett 4
  *       coefficient reductions: 128
  *   nttgen_kyber_r1_rvv256_basemul: base multiplication: r = a o b * beta^-1
  *       a in [-18519, 18519], b in [-18519, 18519] -> r in [-9073, 9073]
- *       ops: load 32, store 16, montmul_var 16
+ *       ops: load 16, store 8, montmul_var 8
  *   nttgen_kyber_r1_rvv256_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
  *       a in [-18519, 18519], b in [-18519, 18519] -> r in [-3840, 3840]
- *       ops: load 32, store 16, montmul_var 16, barrett 16
+ *       ops: load 16, store 8, montmul_var 8, barrett 8
  *       coefficient reductions: 256
  *   nttgen_kyber_r1_rvv256_basemul_cache: multiplication cache of b, for basemul_acc_cached: what
  *     every product by b would recompute (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1
  *     mod beta)
  *       b in [-18519, 18519] -> cache in [-32768, 32767]
- *       ops: load 16, store 16, mullo 16, const 16
+ *       ops: load 8, store 8, mullo 8, const 8
  *   nttgen_kyber_r1_rvv256_basemul_acc_cached: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs,
  *     given the caches of the b_i (basemul_cache), stored one after another
  *       a in [-7680, 7680], b in [-18519, 18519], cache in [-32768, 32767] -> r in [-3840, 3840]
- *       ops: load 32, store 16, montmul_var 16, barrett 16
+ *       ops: load 16, store 8, montmul_var 8, barrett 8
  *       coefficient reductions: 256
  *   nttgen_kyber_r1_rvv256_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-9073, 9073] -> a in [-5163, 5163]
- *       ops: load 132, store 32, scatter 16, add 64, sub 64, montmul 65, barrett 18
- *       coefficient reductions: 288
+ *       a in [-9073, 9073] -> a in [-5388, 5388]
+ *       ops: load 68, store 8, scatter 16, add 32, sub 32, montmul 33, barrett 7
+ *       coefficient reductions: 224
  *   nttgen_kyber_r1_rvv256_reduce: full reduction, in place: every coefficient to its
  *     representative in [0, q)
  *       a in [-32768, 32767] -> a in [0, 7680]
- *       ops: load 16, store 16, barrett 16, cond_add_q 16
+ *       ops: load 8, store 8, barrett 8, cond_add_q 8
  *       coefficient reductions: 256
  *   nttgen_kyber_r1_rvv256_reduce_centred: centred reduction, in place: every coefficient to its
  *     representative in [-(q-1)/2, (q-1)/2]
  *       a in [-32768, 32767] -> a in [-3840, 3840]
- *       ops: load 16, store 16, barrett 16
+ *       ops: load 8, store 8, barrett 8
  *       coefficient reductions: 256
  *   nttgen_kyber_r1_rvv256_reduce_partial: partial reduction, in place: every coefficient to a
  *     representative in (-q, q)
  *       a in [-32768, 32767] -> a in [-3840, 3840]
- *       ops: load 16, store 16, barrett 16
+ *       ops: load 8, store 8, barrett 8
  *       coefficient reductions: 256
  *   nttgen_kyber_r1_rvv256_tomont: into Montgomery form, in place: a <- a * beta mod q
  *       a in [-32768, 32767] -> a in [-4896, 4896]
- *       ops: load 16, store 16, montmul 16, const 32
+ *       ops: load 8, store 8, montmul 8, const 16
  *   nttgen_kyber_r1_rvv256_frommont: out of Montgomery form, in place: a <- a * beta^-1 mod q
  *       a in [-32768, 32767] -> a in [-3840, 3840]
- *       ops: load 16, store 16, montmul 16, const 32
+ *       ops: load 8, store 8, montmul 8, const 16
  *   nttgen_kyber_r1_rvv256_to_standard: in place: NTT domain from this ISA's native order to the
  *     ring's standard order
  *       a in [-32768, 32767] -> a in [-32768, 32767]
@@ -72,9 +72,9 @@
  *       ops: gather 16, store 16
  *   nttgen_kyber_r1_rvv256_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-7680, 7680], b in [-7680, 7680] -> r in [0, 7680]
- *       ops: load 348, gather 32, store 144, scatter 16, add 192, sub 192, montmul 193, montmul_var
- *         16, barrett 34, cond_add_q 16
- *       coefficient reductions: 544
+ *       ops: load 180, gather 32, store 64, scatter 16, add 96, sub 96, montmul 97, montmul_var 8,
+ *         barrett 15, cond_add_q 8
+ *       coefficient reductions: 480
  */
 #ifndef NTTGEN_KYBER_R1_RVV256_H
 #define NTTGEN_KYBER_R1_RVV256_H
@@ -95,8 +95,8 @@ extern "C" {
  *
  * Input:  a: coefficients in the standard order (index i holds the coefficient of x^i)
  * Output: a: NTT domain in this ISA's native order (normal domain, not reduced)
- * a[256]: on entry in [-7680, 7680], on exit in [-18079, 18079]
- * Ops per call: load 92, gather 16, store 48, add 64, sub 64, montmul 64, barrett 8
+ * a[256]: on entry in [-7680, 7680], on exit in [-18069, 18069]
+ * Ops per call: load 48, gather 16, store 24, add 32, sub 32, montmul 32, barrett 4
  */
 void nttgen_kyber_r1_rvv256_ntt(int16_t a[256]);
 
@@ -108,7 +108,7 @@ void nttgen_kyber_r1_rvv256_ntt(int16_t a[256]);
  * r[256]: on exit in [-9073, 9073]
  * a[256]: on entry in [-18519, 18519]
  * b[256]: on entry in [-18519, 18519]
- * Ops per call: load 32, store 16, montmul_var 16
+ * Ops per call: load 16, store 8, montmul_var 8
  */
 void nttgen_kyber_r1_rvv256_basemul(int16_t r[256], const int16_t a[256], const int16_t b[256]);
 
@@ -121,7 +121,7 @@ void nttgen_kyber_r1_rvv256_basemul(int16_t r[256], const int16_t a[256], const 
  * a[256 x k]: on entry in [-18519, 18519]
  * b[256 x k]: on entry in [-18519, 18519]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 32, store 16, montmul_var 16, barrett 16
+ * Ops per call: load 16, store 8, montmul_var 8, barrett 8
  */
 void nttgen_kyber_r1_rvv256_basemul_acc(int16_t r[256], const int16_t *a, const int16_t *b,
                                         size_t k);
@@ -134,7 +134,7 @@ void nttgen_kyber_r1_rvv256_basemul_acc(int16_t r[256], const int16_t *a, const 
  * Output: cache: this ISA's layout (n/2 entries for degree-2 factors, n for a complete NTT)
  * cache[256]: on exit in [-32768, 32767]
  * b[256]: on entry in [-18519, 18519]
- * Ops per call: load 16, store 16, mullo 16, const 16
+ * Ops per call: load 8, store 8, mullo 8, const 8
  */
 void nttgen_kyber_r1_rvv256_basemul_cache(int16_t cache[256], const int16_t b[256]);
 
@@ -149,7 +149,7 @@ void nttgen_kyber_r1_rvv256_basemul_cache(int16_t cache[256], const int16_t b[25
  * b[256 x k]: on entry in [-18519, 18519]
  * cache[256 x k]: on entry in [-32768, 32767]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 32, store 16, montmul_var 16, barrett 16
+ * Ops per call: load 16, store 8, montmul_var 8, barrett 8
  */
 void nttgen_kyber_r1_rvv256_basemul_acc_cached(int16_t r[256], const int16_t *a, const int16_t *b,
                                                const int16_t *cache, size_t k);
@@ -159,8 +159,8 @@ void nttgen_kyber_r1_rvv256_basemul_acc_cached(int16_t r[256], const int16_t *a,
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[256]: on entry in [-9073, 9073], on exit in [-5163, 5163]
- * Ops per call: load 132, store 32, scatter 16, add 64, sub 64, montmul 65, barrett 18
+ * a[256]: on entry in [-9073, 9073], on exit in [-5388, 5388]
+ * Ops per call: load 68, store 8, scatter 16, add 32, sub 32, montmul 33, barrett 7
  */
 void nttgen_kyber_r1_rvv256_intt(int16_t a[256]);
 
@@ -170,7 +170,7 @@ void nttgen_kyber_r1_rvv256_intt(int16_t a[256]);
  * Input:  a: any lane values
  * Output: a: the same residues in [0, q)
  * a[256]: on entry in [-32768, 32767], on exit in [0, 7680]
- * Ops per call: load 16, store 16, barrett 16, cond_add_q 16
+ * Ops per call: load 8, store 8, barrett 8, cond_add_q 8
  */
 void nttgen_kyber_r1_rvv256_reduce(int16_t a[256]);
 
@@ -180,7 +180,7 @@ void nttgen_kyber_r1_rvv256_reduce(int16_t a[256]);
  * Input:  a: any lane values
  * Output: a: the same residues in [-(q-1)/2, (q-1)/2]
  * a[256]: on entry in [-32768, 32767], on exit in [-3840, 3840]
- * Ops per call: load 16, store 16, barrett 16
+ * Ops per call: load 8, store 8, barrett 8
  */
 void nttgen_kyber_r1_rvv256_reduce_centred(int16_t a[256]);
 
@@ -190,7 +190,7 @@ void nttgen_kyber_r1_rvv256_reduce_centred(int16_t a[256]);
  * Input:  a: any lane values
  * Output: a: the same residues, each in (-q, q)
  * a[256]: on entry in [-32768, 32767], on exit in [-3840, 3840]
- * Ops per call: load 16, store 16, barrett 16
+ * Ops per call: load 8, store 8, barrett 8
  */
 void nttgen_kyber_r1_rvv256_reduce_partial(int16_t a[256]);
 
@@ -200,7 +200,7 @@ void nttgen_kyber_r1_rvv256_reduce_partial(int16_t a[256]);
  * Input:  a: any lane values
  * Output: a: times beta (mod q)
  * a[256]: on entry in [-32768, 32767], on exit in [-4896, 4896]
- * Ops per call: load 16, store 16, montmul 16, const 32
+ * Ops per call: load 8, store 8, montmul 8, const 16
  */
 void nttgen_kyber_r1_rvv256_tomont(int16_t a[256]);
 
@@ -210,7 +210,7 @@ void nttgen_kyber_r1_rvv256_tomont(int16_t a[256]);
  * Input:  a: any lane values
  * Output: a: times beta^-1 (mod q)
  * a[256]: on entry in [-32768, 32767], on exit in [-3840, 3840]
- * Ops per call: load 16, store 16, montmul 16, const 32
+ * Ops per call: load 8, store 8, montmul 8, const 16
  */
 void nttgen_kyber_r1_rvv256_frommont(int16_t a[256]);
 
@@ -242,8 +242,8 @@ void nttgen_kyber_r1_rvv256_from_standard(int16_t a[256]);
  * r[256]: on exit in [0, 7680]
  * a[256]: on entry in [-7680, 7680]
  * b[256]: on entry in [-7680, 7680]
- * Ops per call: load 348, gather 32, store 144, scatter 16, add 192, sub 192, montmul 193,
- *   montmul_var 16, barrett 34, cond_add_q 16
+ * Ops per call: load 180, gather 32, store 64, scatter 16, add 96, sub 96, montmul 97, montmul_var
+ *   8, barrett 15, cond_add_q 8
  */
 void nttgen_kyber_r1_rvv256_polymul(int16_t r[256], const int16_t a[256], const int16_t b[256]);
 

@@ -5,7 +5,7 @@
  *     --isa rvv256 --dispatch
  *
  * Ring:   Z_q[x]/(x^256 + 1), n = 256, q = 8380417 (preset mldsa)
- * ISAs:   avx512, avx2, rvv256, neon, rvv128, rvv, c (best first). The first call (or
+ * ISAs:   avx512, rvv256, avx2, rvv128, neon, rvv, c (best first). The first call (or
  *         nttgen_mldsa_init()) picks, for each group of operations, the best one compiled in
  *         that this CPU and OS run (CPUID, and XCR0 for the saved register state) and that the
  *         policy below does not skip, and keeps it; nttgen_mldsa_use_isa forces one for every
@@ -142,13 +142,6 @@ static const nttgen_mldsa_impl nttgen_mldsa_impls[] = {
      nttgen_mldsa_avx512_tomont, nttgen_mldsa_avx512_frommont, nttgen_mldsa_avx512_to_standard,
      nttgen_mldsa_avx512_from_standard, nttgen_mldsa_avx512_polymul},
 #endif
-#ifdef NTTGEN_MLDSA_HAVE_AVX2
-    {"avx2", nttgen_mldsa_avx2_ntt, nttgen_mldsa_avx2_basemul, nttgen_mldsa_avx2_basemul_acc,
-     nttgen_mldsa_avx2_basemul_cache, nttgen_mldsa_avx2_basemul_acc_cached, nttgen_mldsa_avx2_intt,
-     nttgen_mldsa_avx2_reduce, nttgen_mldsa_avx2_reduce_centred, nttgen_mldsa_avx2_reduce_partial,
-     nttgen_mldsa_avx2_tomont, nttgen_mldsa_avx2_frommont, nttgen_mldsa_avx2_to_standard,
-     nttgen_mldsa_avx2_from_standard, nttgen_mldsa_avx2_polymul},
-#endif
 #ifdef NTTGEN_MLDSA_HAVE_RVV256
     {"rvv256", nttgen_mldsa_rvv256_ntt, nttgen_mldsa_rvv256_basemul,
      nttgen_mldsa_rvv256_basemul_acc, nttgen_mldsa_rvv256_basemul_cache,
@@ -157,12 +150,12 @@ static const nttgen_mldsa_impl nttgen_mldsa_impls[] = {
      nttgen_mldsa_rvv256_tomont, nttgen_mldsa_rvv256_frommont, nttgen_mldsa_rvv256_to_standard,
      nttgen_mldsa_rvv256_from_standard, nttgen_mldsa_rvv256_polymul},
 #endif
-#ifdef NTTGEN_MLDSA_HAVE_NEON
-    {"neon", nttgen_mldsa_neon_ntt, nttgen_mldsa_neon_basemul, nttgen_mldsa_neon_basemul_acc,
-     nttgen_mldsa_neon_basemul_cache, nttgen_mldsa_neon_basemul_acc_cached, nttgen_mldsa_neon_intt,
-     nttgen_mldsa_neon_reduce, nttgen_mldsa_neon_reduce_centred, nttgen_mldsa_neon_reduce_partial,
-     nttgen_mldsa_neon_tomont, nttgen_mldsa_neon_frommont, nttgen_mldsa_neon_to_standard,
-     nttgen_mldsa_neon_from_standard, nttgen_mldsa_neon_polymul},
+#ifdef NTTGEN_MLDSA_HAVE_AVX2
+    {"avx2", nttgen_mldsa_avx2_ntt, nttgen_mldsa_avx2_basemul, nttgen_mldsa_avx2_basemul_acc,
+     nttgen_mldsa_avx2_basemul_cache, nttgen_mldsa_avx2_basemul_acc_cached, nttgen_mldsa_avx2_intt,
+     nttgen_mldsa_avx2_reduce, nttgen_mldsa_avx2_reduce_centred, nttgen_mldsa_avx2_reduce_partial,
+     nttgen_mldsa_avx2_tomont, nttgen_mldsa_avx2_frommont, nttgen_mldsa_avx2_to_standard,
+     nttgen_mldsa_avx2_from_standard, nttgen_mldsa_avx2_polymul},
 #endif
 #ifdef NTTGEN_MLDSA_HAVE_RVV128
     {"rvv128", nttgen_mldsa_rvv128_ntt, nttgen_mldsa_rvv128_basemul,
@@ -171,6 +164,13 @@ static const nttgen_mldsa_impl nttgen_mldsa_impls[] = {
      nttgen_mldsa_rvv128_reduce_centred, nttgen_mldsa_rvv128_reduce_partial,
      nttgen_mldsa_rvv128_tomont, nttgen_mldsa_rvv128_frommont, nttgen_mldsa_rvv128_to_standard,
      nttgen_mldsa_rvv128_from_standard, nttgen_mldsa_rvv128_polymul},
+#endif
+#ifdef NTTGEN_MLDSA_HAVE_NEON
+    {"neon", nttgen_mldsa_neon_ntt, nttgen_mldsa_neon_basemul, nttgen_mldsa_neon_basemul_acc,
+     nttgen_mldsa_neon_basemul_cache, nttgen_mldsa_neon_basemul_acc_cached, nttgen_mldsa_neon_intt,
+     nttgen_mldsa_neon_reduce, nttgen_mldsa_neon_reduce_centred, nttgen_mldsa_neon_reduce_partial,
+     nttgen_mldsa_neon_tomont, nttgen_mldsa_neon_frommont, nttgen_mldsa_neon_to_standard,
+     nttgen_mldsa_neon_from_standard, nttgen_mldsa_neon_polymul},
 #endif
 #ifdef NTTGEN_MLDSA_HAVE_RVV
     {"rvv", nttgen_mldsa_rvv_ntt, nttgen_mldsa_rvv_basemul, nttgen_mldsa_rvv_basemul_acc,

@@ -5,7 +5,7 @@
  *     --isa rvv256 --dispatch
  *
  * Ring:   Z_q[x]/(x^256 + 1), n = 256, q = 8380417 (preset mldsa)
- * ISAs:   avx512, avx2, rvv256, neon, rvv128, rvv, c (best first). The first call (or
+ * ISAs:   avx512, rvv256, avx2, rvv128, neon, rvv, c (best first). The first call (or
  *         nttgen_mldsa_init()) picks, for each group of operations, the best one compiled in
  *         that this CPU and OS run (CPUID, and XCR0 for the saved register state) and that the
  *         policy below does not skip, and keeps it; nttgen_mldsa_use_isa forces one for every

@@ -8,9 +8,9 @@
  * NTT:    depth 8, factors of degree 1, root r = 1753 of order 512
  * Order: standard NTT order: entry j holds a(r^(2*brv8(j)+1)), r = 1753 of order 512 (the FIPS 204
  *   order)
- *         this ISA's native order: address bit p holds index bit perm[p], perm = [6, 7, 2, 3, 4, 5,
- *           0, 1]
- * ISA:    RISC-V Vector 1.0 for VLEN >= 128 (LMUL=1); 4 lane(s) of 32 bits per value
+ *         this ISA's native order: address bit p holds index bit perm[p], perm = [5, 6, 7, 3, 4, 0,
+ *           1, 2]
+ * ISA:    RISC-V Vector 1.0 for VLEN >= 128 (LMUL=2); 8 lane(s) of 32 bits per value
  * Lanes: beta = 2^32; q^-1 mod beta = 58728449; beta mod q = -4186625; Barrett v = 1074791297,
  *   shift 53
  * Ranges: inclusive [lo, hi], proven by nttgen's interval analysis for every input in
@@ -18,63 +18,63 @@
  *
  * Functions (input range -> output range; executed ops per call, vector ops):
  *   nttgen_mldsa_rvv128_ntt: forward NTT, in place
- *       a in [-8380416, 8380416] -> a in [-42043007, 42043007]
- *       ops: load 278, gather 64, store 192, add 256, sub 256, montmul 256
+ *       a in [-8380416, 8380416] -> a in [-42042508, 42042508]
+ *       ops: load 182, gather 32, store 96, add 128, sub 128, montmul 128
  *   nttgen_mldsa_rvv128_basemul: base multiplication: r = a o b * beta^-1
  *       a in [-134121127, 134121127], b in [-134121127, 134121127] -> r in [-8378477, 8378477]
- *       ops: load 128, store 64, montmul_var 64
+ *       ops: load 64, store 32, montmul_var 32
  *   nttgen_mldsa_rvv128_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
  *       a in [-134121127, 134121127], b in [-134121127, 134121127] -> r in [-4190208, 4190208]
- *       ops: load 128, store 64, barrett 64, mredw 64, mulw 64
+ *       ops: load 64, store 32, barrett 32, mredw 32, mulw 32
  *       coefficient reductions: 256
  *   nttgen_mldsa_rvv128_basemul_cache: multiplication cache of b, for basemul_acc_cached: what
  *     every product by b would recompute (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1
  *     mod beta)
  *       b in [-134121127, 134121127] -> cache in [-2147483648, 2147483647]
- *       ops: load 64, store 64, mullo 64, const 64
+ *       ops: load 32, store 32, mullo 32, const 32
  *   nttgen_mldsa_rvv128_basemul_acc_cached: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs,
  *     given the caches of the b_i (basemul_cache), stored one after another
  *       a in [-8380416, 8380416], b in [-134121127, 134121127], cache in [-2147483648, 2147483647]
  *         -> r in [-4190208, 4190208]
- *       ops: load 128, store 64, barrett 64, mredw 64, mulw 64
+ *       ops: load 64, store 32, barrett 32, mredw 32, mulw 32
  *       coefficient reductions: 256
  *   nttgen_mldsa_rvv128_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-8380416, 8380416] -> a in [-6176123, 6176123]
- *       ops: load 342, store 128, scatter 64, add 256, sub 256, montmul 288, const 64
+ *       ops: load 214, store 64, scatter 32, add 128, sub 128, montmul 144, const 32
  *   nttgen_mldsa_rvv128_reduce: full reduction, in place: every coefficient to its representative
  *     in [0, q)
  *       a in [-2147483648, 2147483647] -> a in [0, 8380416]
- *       ops: load 64, store 64, barrett 64, cond_add_q 64
+ *       ops: load 32, store 32, barrett 32, cond_add_q 32
  *       coefficient reductions: 256
  *   nttgen_mldsa_rvv128_reduce_centred: centred reduction, in place: every coefficient to its
  *     representative in [-(q-1)/2, (q-1)/2]
  *       a in [-2147483648, 2147483647] -> a in [-4190208, 4190208]
- *       ops: load 64, store 64, barrett 64
+ *       ops: load 32, store 32, barrett 32
  *       coefficient reductions: 256
  *   nttgen_mldsa_rvv128_reduce_partial: partial reduction, in place: every coefficient to a
  *     representative in (-q, q)
  *       a in [-2147483648, 2147483647] -> a in [-4190208, 4190208]
- *       ops: load 64, store 64, barrett 64
+ *       ops: load 32, store 32, barrett 32
  *       coefficient reductions: 256
  *   nttgen_mldsa_rvv128_tomont: into Montgomery form, in place: a <- a * beta mod q
  *       a in [-2147483648, 2147483647] -> a in [-5373183, 5373183]
- *       ops: load 64, store 64, montmul 64, const 128
+ *       ops: load 32, store 32, montmul 32, const 64
  *   nttgen_mldsa_rvv128_frommont: out of Montgomery form, in place: a <- a * beta^-1 mod q
  *       a in [-2147483648, 2147483647] -> a in [-4190208, 4190208]
- *       ops: load 64, store 64, montmul 64, const 128
+ *       ops: load 32, store 32, montmul 32, const 64
  *   nttgen_mldsa_rvv128_to_standard: in place: NTT domain from this ISA's native order to the
  *     ring's standard order
  *       a in [-2147483648, 2147483647] -> a in [-2147483648, 2147483647]
- *       ops: load 64, scatter 64
+ *       ops: load 32, scatter 32
  *   nttgen_mldsa_rvv128_from_standard: in place: NTT domain from the ring's standard order to this
  *     ISA's native order
  *       a in [-2147483648, 2147483647] -> a in [-2147483648, 2147483647]
- *       ops: gather 64, store 64
+ *       ops: gather 32, store 32
  *   nttgen_mldsa_rvv128_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-8380416, 8380416], b in [-8380416, 8380416] -> r in [0, 8380416]
- *       ops: load 1026, gather 128, store 576, scatter 64, add 768, sub 768, montmul 800,
- *         montmul_var 64, cond_add_q 64, const 64
+ *       ops: load 642, gather 64, store 288, scatter 32, add 384, sub 384, montmul 400, montmul_var
+ *         32, cond_add_q 32, const 32
  */
 #ifndef NTTGEN_MLDSA_RVV128_H
 #define NTTGEN_MLDSA_RVV128_H
@@ -95,8 +95,8 @@ extern "C" {
  *
  * Input:  a: coefficients in the standard order (index i holds the coefficient of x^i)
  * Output: a: NTT domain in this ISA's native order (normal domain, not reduced)
- * a[256]: on entry in [-8380416, 8380416], on exit in [-42043007, 42043007]
- * Ops per call: load 278, gather 64, store 192, add 256, sub 256, montmul 256
+ * a[256]: on entry in [-8380416, 8380416], on exit in [-42042508, 42042508]
+ * Ops per call: load 182, gather 32, store 96, add 128, sub 128, montmul 128
  */
 void nttgen_mldsa_rvv128_ntt(int32_t a[256]);
 
@@ -108,7 +108,7 @@ void nttgen_mldsa_rvv128_ntt(int32_t a[256]);
  * r[256]: on exit in [-8378477, 8378477]
  * a[256]: on entry in [-134121127, 134121127]
  * b[256]: on entry in [-134121127, 134121127]
- * Ops per call: load 128, store 64, montmul_var 64
+ * Ops per call: load 64, store 32, montmul_var 32
  */
 void nttgen_mldsa_rvv128_basemul(int32_t r[256], const int32_t a[256], const int32_t b[256]);
 
@@ -121,7 +121,7 @@ void nttgen_mldsa_rvv128_basemul(int32_t r[256], const int32_t a[256], const int
  * a[256 x k]: on entry in [-134121127, 134121127]
  * b[256 x k]: on entry in [-134121127, 134121127]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 128, store 64, barrett 64, mredw 64, mulw 64
+ * Ops per call: load 64, store 32, barrett 32, mredw 32, mulw 32
  */
 void nttgen_mldsa_rvv128_basemul_acc(int32_t r[256], const int32_t *a, const int32_t *b, size_t k);
 
@@ -133,7 +133,7 @@ void nttgen_mldsa_rvv128_basemul_acc(int32_t r[256], const int32_t *a, const int
  * Output: cache: this ISA's layout (n/2 entries for degree-2 factors, n for a complete NTT)
  * cache[256]: on exit in [-2147483648, 2147483647]
  * b[256]: on entry in [-134121127, 134121127]
- * Ops per call: load 64, store 64, mullo 64, const 64
+ * Ops per call: load 32, store 32, mullo 32, const 32
  */
 void nttgen_mldsa_rvv128_basemul_cache(int32_t cache[256], const int32_t b[256]);
 
@@ -148,7 +148,7 @@ void nttgen_mldsa_rvv128_basemul_cache(int32_t cache[256], const int32_t b[256])
  * b[256 x k]: on entry in [-134121127, 134121127]
  * cache[256 x k]: on entry in [-2147483648, 2147483647]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 128, store 64, barrett 64, mredw 64, mulw 64
+ * Ops per call: load 64, store 32, barrett 32, mredw 32, mulw 32
  */
 void nttgen_mldsa_rvv128_basemul_acc_cached(int32_t r[256], const int32_t *a, const int32_t *b,
                                             const int32_t *cache, size_t k);
@@ -159,7 +159,7 @@ void nttgen_mldsa_rvv128_basemul_acc_cached(int32_t r[256], const int32_t *a, co
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
  * a[256]: on entry in [-8380416, 8380416], on exit in [-6176123, 6176123]
- * Ops per call: load 342, store 128, scatter 64, add 256, sub 256, montmul 288, const 64
+ * Ops per call: load 214, store 64, scatter 32, add 128, sub 128, montmul 144, const 32
  */
 void nttgen_mldsa_rvv128_intt(int32_t a[256]);
 
@@ -169,7 +169,7 @@ void nttgen_mldsa_rvv128_intt(int32_t a[256]);
  * Input:  a: any lane values
  * Output: a: the same residues in [0, q)
  * a[256]: on entry in [-2147483648, 2147483647], on exit in [0, 8380416]
- * Ops per call: load 64, store 64, barrett 64, cond_add_q 64
+ * Ops per call: load 32, store 32, barrett 32, cond_add_q 32
  */
 void nttgen_mldsa_rvv128_reduce(int32_t a[256]);
 
@@ -179,7 +179,7 @@ void nttgen_mldsa_rvv128_reduce(int32_t a[256]);
  * Input:  a: any lane values
  * Output: a: the same residues in [-(q-1)/2, (q-1)/2]
  * a[256]: on entry in [-2147483648, 2147483647], on exit in [-4190208, 4190208]
- * Ops per call: load 64, store 64, barrett 64
+ * Ops per call: load 32, store 32, barrett 32
  */
 void nttgen_mldsa_rvv128_reduce_centred(int32_t a[256]);
 
@@ -189,7 +189,7 @@ void nttgen_mldsa_rvv128_reduce_centred(int32_t a[256]);
  * Input:  a: any lane values
  * Output: a: the same residues, each in (-q, q)
  * a[256]: on entry in [-2147483648, 2147483647], on exit in [-4190208, 4190208]
- * Ops per call: load 64, store 64, barrett 64
+ * Ops per call: load 32, store 32, barrett 32
  */
 void nttgen_mldsa_rvv128_reduce_partial(int32_t a[256]);
 
@@ -199,7 +199,7 @@ void nttgen_mldsa_rvv128_reduce_partial(int32_t a[256]);
  * Input:  a: any lane values
  * Output: a: times beta (mod q)
  * a[256]: on entry in [-2147483648, 2147483647], on exit in [-5373183, 5373183]
- * Ops per call: load 64, store 64, montmul 64, const 128
+ * Ops per call: load 32, store 32, montmul 32, const 64
  */
 void nttgen_mldsa_rvv128_tomont(int32_t a[256]);
 
@@ -209,7 +209,7 @@ void nttgen_mldsa_rvv128_tomont(int32_t a[256]);
  * Input:  a: any lane values
  * Output: a: times beta^-1 (mod q)
  * a[256]: on entry in [-2147483648, 2147483647], on exit in [-4190208, 4190208]
- * Ops per call: load 64, store 64, montmul 64, const 128
+ * Ops per call: load 32, store 32, montmul 32, const 64
  */
 void nttgen_mldsa_rvv128_frommont(int32_t a[256]);
 
@@ -219,7 +219,7 @@ void nttgen_mldsa_rvv128_frommont(int32_t a[256]);
  * Input:  a: NTT domain, native order (any lane values)
  * Output: a: the same values, standard order
  * a[256]: on entry in [-2147483648, 2147483647], on exit in [-2147483648, 2147483647]
- * Ops per call: load 64, scatter 64
+ * Ops per call: load 32, scatter 32
  */
 void nttgen_mldsa_rvv128_to_standard(int32_t a[256]);
 
@@ -229,7 +229,7 @@ void nttgen_mldsa_rvv128_to_standard(int32_t a[256]);
  * Input:  a: NTT domain, standard order (any lane values)
  * Output: a: the same values, native order
  * a[256]: on entry in [-2147483648, 2147483647], on exit in [-2147483648, 2147483647]
- * Ops per call: gather 64, store 64
+ * Ops per call: gather 32, store 32
  */
 void nttgen_mldsa_rvv128_from_standard(int32_t a[256]);
 
@@ -241,8 +241,8 @@ void nttgen_mldsa_rvv128_from_standard(int32_t a[256]);
  * r[256]: on exit in [0, 8380416]
  * a[256]: on entry in [-8380416, 8380416]
  * b[256]: on entry in [-8380416, 8380416]
- * Ops per call: load 1026, gather 128, store 576, scatter 64, add 768, sub 768, montmul 800,
- *   montmul_var 64, cond_add_q 64, const 64
+ * Ops per call: load 642, gather 64, store 288, scatter 32, add 384, sub 384, montmul 400,
+ *   montmul_var 32, cond_add_q 32, const 32
  */
 void nttgen_mldsa_rvv128_polymul(int32_t r[256], const int32_t a[256], const int32_t b[256]);
 

@@ -6,7 +6,7 @@
  *
  * Ring:   Z_q[x]/(x^256 + 1), n = 256, q = 8380417 (preset mldsa)
  * Self-test of the library nttgen_mldsa (the front end nttgen_mldsa.h over its ISA files), without
- *   Python: for each ISA of the front end (avx512, avx2, rvv256, neon, rvv128, rvv, c) that
+ *   Python: for each ISA of the front end (avx512, rvv256, avx2, rvv128, neon, rvv, c) that
  *   nttgen_mldsa_use_isa accepts here, each entry point that computes (ntt, basemul, basemul_acc,
  *   basemul_acc_cached, intt, reduce, reduce_centred, reduce_partial, tomont, frommont,
  *   to_standard, from_standard, polymul) runs on known inputs and its output is compared with the
@@ -351,10 +351,10 @@ static const int32_t kat_full_polymul_0[256] = {
 // clang-format off
 static const kat_isa kat_isas[] = {
     {"avx512", "x86_64"},
-    {"avx2", "x86_64"},
     {"rvv256", "riscv64"},
-    {"neon", "aarch64"},
+    {"avx2", "x86_64"},
     {"rvv128", "riscv64"},
+    {"neon", "aarch64"},
     {"rvv", "riscv64"},
     {"c", NULL},
 };
@@ -462,31 +462,31 @@ static const size_t kat_ncases = sizeof(kat_cases) / sizeof(kat_cases[0]);
 // clang-format off
 static const kat_per_isa kat_per_isas[] = {
     {"avx512", 53, 0xb7392f06f82366u},
+    {"rvv256", 53, 0x103ce529b08b9c5cu},
     {"avx2", 53, 0x36b936050dd7f527u},
-    {"rvv256", 53, 0xee01a24dfcd218edu},
+    {"rvv128", 53, 0xee01a24dfcd218edu},
     {"neon", 53, 0xbb430f643b0585f3u},
-    {"rvv128", 53, 0xdf3c015366bc9592u},
     {"rvv", 53, 0xab06fb2205e56eb6u},
     {"c", 53, 0xab06fb2205e56eb6u},
     {"avx512", 54, 0xa587e4c0084545e5u},
+    {"rvv256", 54, 0xc618dc9f235c915cu},
     {"avx2", 54, 0x3e8e8a4158b7cbbu},
-    {"rvv256", 54, 0x3c6b00cecd1cf448u},
+    {"rvv128", 54, 0x3c6b00cecd1cf448u},
     {"neon", 54, 0x76b7e8cdb1133118u},
-    {"rvv128", 54, 0x643fb370a71c16fcu},
     {"rvv", 54, 0x6cf2075faa5411eu},
     {"c", 54, 0x6cf2075faa5411eu},
     {"avx512", 55, 0xee4c1213aec503b7u},
+    {"rvv256", 55, 0xe7196ea4b12ebabbu},
     {"avx2", 55, 0x4e383f4994f71f04u},
-    {"rvv256", 55, 0x4757a20edeeeb464u},
+    {"rvv128", 55, 0x4757a20edeeeb464u},
     {"neon", 55, 0xf26c3684f45350a4u},
-    {"rvv128", 55, 0x793f9a141ffef418u},
     {"rvv", 55, 0x471cbd8c77e1cbf6u},
     {"c", 55, 0x471cbd8c77e1cbf6u},
     {"avx512", 56, 0xa587e4c0084545e5u},
+    {"rvv256", 56, 0x4c041d69422788f6u},
     {"avx2", 56, 0x3e8e8a4158b7cbbu},
-    {"rvv256", 56, 0x3c6b00cecd1cf448u},
+    {"rvv128", 56, 0x3c6b00cecd1cf448u},
     {"neon", 56, 0x76b7e8cdb1133118u},
-    {"rvv128", 56, 0x643fb370a71c16fcu},
     {"rvv", 56, 0x6cf2075faa5411eu},
     {"c", 56, 0x6cf2075faa5411eu},
 };

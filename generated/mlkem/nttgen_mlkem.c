@@ -5,7 +5,7 @@
  *     --isa rvv256 --dispatch
  *
  * Ring:   Z_q[x]/(x^256 + 1), n = 256, q = 3329 (preset mlkem)
- * ISAs:   avx512, avx2, rvv256, neon, rvv128, rvv, c (best first). The first call (or
+ * ISAs:   avx512, rvv256, avx2, rvv128, neon, rvv, c (best first). The first call (or
  *         nttgen_mlkem_init()) picks, for each group of operations, the best one compiled in
  *         that this CPU and OS run (CPUID, and XCR0 for the saved register state) and that the
  *         policy below does not skip, and keeps it; nttgen_mlkem_use_isa forces one for every
@@ -146,13 +146,6 @@ static const nttgen_mlkem_impl nttgen_mlkem_impls[] = {
      nttgen_mlkem_avx512_tomont, nttgen_mlkem_avx512_frommont, nttgen_mlkem_avx512_to_standard,
      nttgen_mlkem_avx512_from_standard, nttgen_mlkem_avx512_polymul},
 #endif
-#ifdef NTTGEN_MLKEM_HAVE_AVX2
-    {"avx2", nttgen_mlkem_avx2_ntt, nttgen_mlkem_avx2_basemul, nttgen_mlkem_avx2_basemul_acc,
-     nttgen_mlkem_avx2_basemul_cache, nttgen_mlkem_avx2_basemul_acc_cached, nttgen_mlkem_avx2_intt,
-     nttgen_mlkem_avx2_reduce, nttgen_mlkem_avx2_reduce_centred, nttgen_mlkem_avx2_reduce_partial,
-     nttgen_mlkem_avx2_tomont, nttgen_mlkem_avx2_frommont, nttgen_mlkem_avx2_to_standard,
-     nttgen_mlkem_avx2_from_standard, nttgen_mlkem_avx2_polymul},
-#endif
 #ifdef NTTGEN_MLKEM_HAVE_RVV256
     {"rvv256", nttgen_mlkem_rvv256_ntt, nttgen_mlkem_rvv256_basemul,
      nttgen_mlkem_rvv256_basemul_acc, nttgen_mlkem_rvv256_basemul_cache,
@@ -161,12 +154,12 @@ static const nttgen_mlkem_impl nttgen_mlkem_impls[] = {
      nttgen_mlkem_rvv256_tomont, nttgen_mlkem_rvv256_frommont, nttgen_mlkem_rvv256_to_standard,
      nttgen_mlkem_rvv256_from_standard, nttgen_mlkem_rvv256_polymul},
 #endif
-#ifdef NTTGEN_MLKEM_HAVE_NEON
-    {"neon", nttgen_mlkem_neon_ntt, nttgen_mlkem_neon_basemul, nttgen_mlkem_neon_basemul_acc,
-     nttgen_mlkem_neon_basemul_cache, nttgen_mlkem_neon_basemul_acc_cached, nttgen_mlkem_neon_intt,
-     nttgen_mlkem_neon_reduce, nttgen_mlkem_neon_reduce_centred, nttgen_mlkem_neon_reduce_partial,
-     nttgen_mlkem_neon_tomont, nttgen_mlkem_neon_frommont, nttgen_mlkem_neon_to_standard,
-     nttgen_mlkem_neon_from_standard, nttgen_mlkem_neon_polymul},
+#ifdef NTTGEN_MLKEM_HAVE_AVX2
+    {"avx2", nttgen_mlkem_avx2_ntt, nttgen_mlkem_avx2_basemul, nttgen_mlkem_avx2_basemul_acc,
+     nttgen_mlkem_avx2_basemul_cache, nttgen_mlkem_avx2_basemul_acc_cached, nttgen_mlkem_avx2_intt,
+     nttgen_mlkem_avx2_reduce, nttgen_mlkem_avx2_reduce_centred, nttgen_mlkem_avx2_reduce_partial,
+     nttgen_mlkem_avx2_tomont, nttgen_mlkem_avx2_frommont, nttgen_mlkem_avx2_to_standard,
+     nttgen_mlkem_avx2_from_standard, nttgen_mlkem_avx2_polymul},
 #endif
 #ifdef NTTGEN_MLKEM_HAVE_RVV128
     {"rvv128", nttgen_mlkem_rvv128_ntt, nttgen_mlkem_rvv128_basemul,
@@ -175,6 +168,13 @@ static const nttgen_mlkem_impl nttgen_mlkem_impls[] = {
      nttgen_mlkem_rvv128_reduce_centred, nttgen_mlkem_rvv128_reduce_partial,
      nttgen_mlkem_rvv128_tomont, nttgen_mlkem_rvv128_frommont, nttgen_mlkem_rvv128_to_standard,
      nttgen_mlkem_rvv128_from_standard, nttgen_mlkem_rvv128_polymul},
+#endif
+#ifdef NTTGEN_MLKEM_HAVE_NEON
+    {"neon", nttgen_mlkem_neon_ntt, nttgen_mlkem_neon_basemul, nttgen_mlkem_neon_basemul_acc,
+     nttgen_mlkem_neon_basemul_cache, nttgen_mlkem_neon_basemul_acc_cached, nttgen_mlkem_neon_intt,
+     nttgen_mlkem_neon_reduce, nttgen_mlkem_neon_reduce_centred, nttgen_mlkem_neon_reduce_partial,
+     nttgen_mlkem_neon_tomont, nttgen_mlkem_neon_frommont, nttgen_mlkem_neon_to_standard,
+     nttgen_mlkem_neon_from_standard, nttgen_mlkem_neon_polymul},
 #endif
 #ifdef NTTGEN_MLKEM_HAVE_RVV
     {"rvv", nttgen_mlkem_rvv_ntt, nttgen_mlkem_rvv_basemul, nttgen_mlkem_rvv_basemul_acc,

@@ -8,59 +8,59 @@
  * NTT:    depth 7, factors of degree 2, root r = 17 of order 256
  * Order: standard NTT order: entries 2j..2j+1 hold a mod (x^2 - r^(2*brv7(j)+1)), r = 17 of order
  *   256 (the FIPS 203 order)
- *         this ISA's native order: address bit p holds index bit perm[p], perm = [5, 6, 7, 3, 4, 0,
+ *         this ISA's native order: address bit p holds index bit perm[p], perm = [5, 6, 3, 7, 4, 0,
  *           1, 2]
- * ISA:    RISC-V Vector 1.0 for VLEN >= 128 (LMUL=1); 8 lane(s) of 16 bits per value
+ * ISA:    RISC-V Vector 1.0 for VLEN >= 128 (LMUL=2); 16 lane(s) of 16 bits per value
  * Lanes:  beta = 2^16; q^-1 mod beta = -3327; beta mod q = -1044; Barrett v = 20159, shift 26
  * Ranges: inclusive [lo, hi], proven by nttgen's interval analysis for every input in
  *         the stated input range. "times beta^-1": the Montgomery factor.
  *
  * Functions (input range -> output range; executed ops per call, vector ops):
  *   nttgen_mlkem_rvv128_ntt: forward NTT, in place
- *       a in [-3328, 3328] -> a in [-16389, 16389]
- *       ops: load 122, gather 32, store 96, add 112, sub 112, montmul 112
+ *       a in [-3328, 3328] -> a in [-16305, 16305]
+ *       ops: load 66, gather 32, store 48, add 56, sub 56, montmul 56
  *   nttgen_mlkem_rvv128_basemul: base multiplication: r = a o b * beta^-1
  *       a in [-16421, 16421], b in [-16421, 16421] -> r in [-11556, 11558]
- *       ops: load 96, store 32, add 32, mullo 32, montmul 80, const 16
+ *       ops: load 48, store 16, add 16, mullo 16, montmul 40, const 8
  *   nttgen_mlkem_rvv128_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
  *       a in [-16421, 16421], b in [-16421, 16421] -> r in [-1664, 1664]
- *       ops: load 96, store 32, montmul 16, barrett 32, madd 32, mredw 32
+ *       ops: load 48, store 16, montmul 8, barrett 16, madd 16, mredw 16
  *       coefficient reductions: 256
  *   nttgen_mlkem_rvv128_basemul_cache: multiplication cache of b, for basemul_acc_cached: what
  *     every product by b would recompute (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1
  *     mod beta)
  *       b in [-16421, 16421] -> cache in [-2080, 2080]
- *       ops: load 48, store 16, montmul 16
+ *       ops: load 24, store 8, montmul 8
  *   nttgen_mlkem_rvv128_basemul_acc_cached: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs,
  *     given the caches of the b_i (basemul_cache), stored one after another
  *       a in [-3328, 3328], b in [-16421, 16421], cache in [-2080, 2080] -> r in [-9999, 9999]
- *       ops: load 80, store 32, madd 32, mredw 32
+ *       ops: load 40, store 16, madd 16, mredw 16
  *   nttgen_mlkem_rvv128_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-11556, 11558] -> a in [-2023, 2023]
- *       ops: load 228, store 64, scatter 32, add 112, sub 112, montmul 116, barrett 24
+ *       a in [-11556, 11558] -> a in [-1810, 1810]
+ *       ops: load 116, store 16, scatter 32, add 56, sub 56, montmul 60, barrett 12
  *       coefficient reductions: 192
  *   nttgen_mlkem_rvv128_reduce: full reduction, in place: every coefficient to its representative
  *     in [0, q)
  *       a in [-32768, 32767] -> a in [0, 3328]
- *       ops: load 32, store 32, barrett 32, cond_add_q 32
+ *       ops: load 16, store 16, barrett 16, cond_add_q 16
  *       coefficient reductions: 256
  *   nttgen_mlkem_rvv128_reduce_centred: centred reduction, in place: every coefficient to its
  *     representative in [-(q-1)/2, (q-1)/2]
  *       a in [-32768, 32767] -> a in [-1664, 1664]
- *       ops: load 32, store 32, barrett 32
+ *       ops: load 16, store 16, barrett 16
  *       coefficient reductions: 256
  *   nttgen_mlkem_rvv128_reduce_partial: partial reduction, in place: every coefficient to a
  *     representative in (-q, q)
  *       a in [-32768, 32767] -> a in [-1664, 1664]
- *       ops: load 32, store 32, barrett 32
+ *       ops: load 16, store 16, barrett 16
  *       coefficient reductions: 256
  *   nttgen_mlkem_rvv128_tomont: into Montgomery form, in place: a <- a * beta mod q
  *       a in [-32768, 32767] -> a in [-2340, 2340]
- *       ops: load 32, store 32, montmul 32, const 64
+ *       ops: load 16, store 16, montmul 16, const 32
  *   nttgen_mlkem_rvv128_frommont: out of Montgomery form, in place: a <- a * beta^-1 mod q
  *       a in [-32768, 32767] -> a in [-1664, 1664]
- *       ops: load 32, store 32, montmul 32, const 64
+ *       ops: load 16, store 16, montmul 16, const 32
  *   nttgen_mlkem_rvv128_to_standard: in place: NTT domain from this ISA's native order to the
  *     ring's standard order
  *       a in [-32768, 32767] -> a in [-32768, 32767]
@@ -71,8 +71,8 @@
  *       ops: gather 32, store 32
  *   nttgen_mlkem_rvv128_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-3328, 3328], b in [-3328, 3328] -> r in [0, 3328]
- *       ops: load 568, gather 64, store 288, scatter 32, add 368, sub 336, mullo 32, montmul 420,
- *         barrett 24, cond_add_q 32, const 16
+ *       ops: load 296, gather 64, store 128, scatter 32, add 184, sub 168, mullo 16, montmul 212,
+ *         barrett 12, cond_add_q 16, const 8
  *       coefficient reductions: 192
  */
 #ifndef NTTGEN_MLKEM_RVV128_H
@@ -94,8 +94,8 @@ extern "C" {
  *
  * Input:  a: coefficients in the standard order (index i holds the coefficient of x^i)
  * Output: a: NTT domain in this ISA's native order (normal domain, not reduced)
- * a[256]: on entry in [-3328, 3328], on exit in [-16389, 16389]
- * Ops per call: load 122, gather 32, store 96, add 112, sub 112, montmul 112
+ * a[256]: on entry in [-3328, 3328], on exit in [-16305, 16305]
+ * Ops per call: load 66, gather 32, store 48, add 56, sub 56, montmul 56
  */
 void nttgen_mlkem_rvv128_ntt(int16_t a[256]);
 
@@ -107,7 +107,7 @@ void nttgen_mlkem_rvv128_ntt(int16_t a[256]);
  * r[256]: on exit in [-11556, 11558]
  * a[256]: on entry in [-16421, 16421]
  * b[256]: on entry in [-16421, 16421]
- * Ops per call: load 96, store 32, add 32, mullo 32, montmul 80, const 16
+ * Ops per call: load 48, store 16, add 16, mullo 16, montmul 40, const 8
  */
 void nttgen_mlkem_rvv128_basemul(int16_t r[256], const int16_t a[256], const int16_t b[256]);
 
@@ -120,7 +120,7 @@ void nttgen_mlkem_rvv128_basemul(int16_t r[256], const int16_t a[256], const int
  * a[256 x k]: on entry in [-16421, 16421]
  * b[256 x k]: on entry in [-16421, 16421]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 96, store 32, montmul 16, barrett 32, madd 32, mredw 32
+ * Ops per call: load 48, store 16, montmul 8, barrett 16, madd 16, mredw 16
  */
 void nttgen_mlkem_rvv128_basemul_acc(int16_t r[256], const int16_t *a, const int16_t *b, size_t k);
 
@@ -132,7 +132,7 @@ void nttgen_mlkem_rvv128_basemul_acc(int16_t r[256], const int16_t *a, const int
  * Output: cache: this ISA's layout (n/2 entries for degree-2 factors, n for a complete NTT)
  * cache[128]: on exit in [-2080, 2080]
  * b[256]: on entry in [-16421, 16421]
- * Ops per call: load 48, store 16, montmul 16
+ * Ops per call: load 24, store 8, montmul 8
  */
 void nttgen_mlkem_rvv128_basemul_cache(int16_t cache[128], const int16_t b[256]);
 
@@ -147,7 +147,7 @@ void nttgen_mlkem_rvv128_basemul_cache(int16_t cache[128], const int16_t b[256])
  * b[256 x k]: on entry in [-16421, 16421]
  * cache[128 x k]: on entry in [-2080, 2080]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 80, store 32, madd 32, mredw 32
+ * Ops per call: load 40, store 16, madd 16, mredw 16
  */
 void nttgen_mlkem_rvv128_basemul_acc_cached(int16_t r[256], const int16_t *a, const int16_t *b,
                                             const int16_t *cache, size_t k);
@@ -157,8 +157,8 @@ void nttgen_mlkem_rvv128_basemul_acc_cached(int16_t r[256], const int16_t *a, co
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[256]: on entry in [-11556, 11558], on exit in [-2023, 2023]
- * Ops per call: load 228, store 64, scatter 32, add 112, sub 112, montmul 116, barrett 24
+ * a[256]: on entry in [-11556, 11558], on exit in [-1810, 1810]
+ * Ops per call: load 116, store 16, scatter 32, add 56, sub 56, montmul 60, barrett 12
  */
 void nttgen_mlkem_rvv128_intt(int16_t a[256]);
 
@@ -168,7 +168,7 @@ void nttgen_mlkem_rvv128_intt(int16_t a[256]);
  * Input:  a: any lane values
  * Output: a: the same residues in [0, q)
  * a[256]: on entry in [-32768, 32767], on exit in [0, 3328]
- * Ops per call: load 32, store 32, barrett 32, cond_add_q 32
+ * Ops per call: load 16, store 16, barrett 16, cond_add_q 16
  */
 void nttgen_mlkem_rvv128_reduce(int16_t a[256]);
 
@@ -178,7 +178,7 @@ void nttgen_mlkem_rvv128_reduce(int16_t a[256]);
  * Input:  a: any lane values
  * Output: a: the same residues in [-(q-1)/2, (q-1)/2]
  * a[256]: on entry in [-32768, 32767], on exit in [-1664, 1664]
- * Ops per call: load 32, store 32, barrett 32
+ * Ops per call: load 16, store 16, barrett 16
  */
 void nttgen_mlkem_rvv128_reduce_centred(int16_t a[256]);
 
@@ -188,7 +188,7 @@ void nttgen_mlkem_rvv128_reduce_centred(int16_t a[256]);
  * Input:  a: any lane values
  * Output: a: the same residues, each in (-q, q)
  * a[256]: on entry in [-32768, 32767], on exit in [-1664, 1664]
- * Ops per call: load 32, store 32, barrett 32
+ * Ops per call: load 16, store 16, barrett 16
  */
 void nttgen_mlkem_rvv128_reduce_partial(int16_t a[256]);
 
@@ -198,7 +198,7 @@ void nttgen_mlkem_rvv128_reduce_partial(int16_t a[256]);
  * Input:  a: any lane values
  * Output: a: times beta (mod q)
  * a[256]: on entry in [-32768, 32767], on exit in [-2340, 2340]
- * Ops per call: load 32, store 32, montmul 32, const 64
+ * Ops per call: load 16, store 16, montmul 16, const 32
  */
 void nttgen_mlkem_rvv128_tomont(int16_t a[256]);
 
@@ -208,7 +208,7 @@ void nttgen_mlkem_rvv128_tomont(int16_t a[256]);
  * Input:  a: any lane values
  * Output: a: times beta^-1 (mod q)
  * a[256]: on entry in [-32768, 32767], on exit in [-1664, 1664]
- * Ops per call: load 32, store 32, montmul 32, const 64
+ * Ops per call: load 16, store 16, montmul 16, const 32
  */
 void nttgen_mlkem_rvv128_frommont(int16_t a[256]);
 
@@ -240,8 +240,8 @@ void nttgen_mlkem_rvv128_from_standard(int16_t a[256]);
  * r[256]: on exit in [0, 3328]
  * a[256]: on entry in [-3328, 3328]
  * b[256]: on entry in [-3328, 3328]
- * Ops per call: load 568, gather 64, store 288, scatter 32, add 368, sub 336, mullo 32, montmul
- *   420, barrett 24, cond_add_q 32, const 16
+ * Ops per call: load 296, gather 64, store 128, scatter 32, add 184, sub 168, mullo 16, montmul
+ *   212, barrett 12, cond_add_q 16, const 8
  */
 void nttgen_mlkem_rvv128_polymul(int16_t r[256], const int16_t a[256], const int16_t b[256]);
 

@@ -6,7 +6,7 @@
  *
  * Ring:   Z_q[x]/(x^256 + 1), n = 256, q = 3329 (preset mlkem)
  * Self-test of the library nttgen_mlkem (the front end nttgen_mlkem.h over its ISA files), without
- *   Python: for each ISA of the front end (avx512, avx2, rvv256, neon, rvv128, rvv, c) that
+ *   Python: for each ISA of the front end (avx512, rvv256, avx2, rvv128, neon, rvv, c) that
  *   nttgen_mlkem_use_isa accepts here, each entry point that computes (ntt, basemul, basemul_acc,
  *   basemul_acc_cached, intt, reduce, reduce_centred, reduce_partial, tomont, frommont,
  *   to_standard, from_standard, polymul) runs on known inputs and its output is compared with the
@@ -341,10 +341,10 @@ static const int32_t kat_full_polymul_0[256] = {
 // clang-format off
 static const kat_isa kat_isas[] = {
     {"avx512", "x86_64"},
-    {"avx2", "x86_64"},
     {"rvv256", "riscv64"},
-    {"neon", "aarch64"},
+    {"avx2", "x86_64"},
     {"rvv128", "riscv64"},
+    {"neon", "aarch64"},
     {"rvv", "riscv64"},
     {"c", NULL},
 };
@@ -446,31 +446,31 @@ static const size_t kat_ncases = sizeof(kat_cases) / sizeof(kat_cases[0]);
 // clang-format off
 static const kat_per_isa kat_per_isas[] = {
     {"avx512", 53, 0xd384156ae184cc08u},
+    {"rvv256", 53, 0xe325b92ad60a56d2u},
     {"avx2", 53, 0xf3cf9a7369970e36u},
-    {"rvv256", 53, 0x563f691cde69b586u},
+    {"rvv128", 53, 0xb3ca0aa803c6ac91u},
     {"neon", 53, 0x505c205e1f9cfd96u},
-    {"rvv128", 53, 0x4d4f0b5a36565a96u},
     {"rvv", 53, 0xde4ae6764805b316u},
     {"c", 53, 0xde4ae6764805b316u},
     {"avx512", 54, 0x317c4869adee5760u},
+    {"rvv256", 54, 0x13127e01ec735878u},
     {"avx2", 54, 0x4e65a0538b9a1736u},
-    {"rvv256", 54, 0xe36f1e3fbe3b1924u},
+    {"rvv128", 54, 0x5fb52e50149ca419u},
     {"neon", 54, 0x289d8015440c80f7u},
-    {"rvv128", 54, 0xbeae557810baaa5cu},
     {"rvv", 54, 0x206e322a1052dcf6u},
     {"c", 54, 0x206e322a1052dcf6u},
     {"avx512", 55, 0x5d9135798a5642c5u},
+    {"rvv256", 55, 0xf6ccd78e65e29f3fu},
     {"avx2", 55, 0xb93d87d2eef6080au},
-    {"rvv256", 55, 0x5265b0142339ad4cu},
+    {"rvv128", 55, 0xa1fb5d7dad8192f4u},
     {"neon", 55, 0x4c40e64cadddea3u},
-    {"rvv128", 55, 0x635f0de8926ea3d3u},
     {"rvv", 55, 0xe6319a24a0e57472u},
     {"c", 55, 0xe6319a24a0e57472u},
     {"avx512", 56, 0x1de3a8fc3bd1e38u},
+    {"rvv256", 56, 0x5032c0eb04bef9d1u},
     {"avx2", 56, 0x446e1df099e1ef60u},
-    {"rvv256", 56, 0xe36f1e3fbe3b1924u},
+    {"rvv128", 56, 0x73902197da7a2899u},
     {"neon", 56, 0x289d8015440c80f7u},
-    {"rvv128", 56, 0xbeae557810baaa5cu},
     {"rvv", 56, 0x206e322a1052dcf6u},
     {"c", 56, 0x206e322a1052dcf6u},
 };

@@ -5,7 +5,7 @@
  *     rvv128 --isa rvv256 --dispatch
  *
  * Ring:   Z_q[x]/(x^1024 + 1), n = 1024, q = 12289 (preset newhope1024)
- * ISAs:   avx512, avx2, rvv256, neon, rvv128, rvv, c (best first). The first call (or
+ * ISAs:   avx512, rvv256, avx2, rvv128, neon, rvv, c (best first). The first call (or
  *         nttgen_newhope1024_init()) picks, for each group of operations, the best one
  *         compiled in that this CPU and OS run (CPUID, and XCR0 for the saved register state)
  *         and that the policy below does not skip, and keeps it; nttgen_newhope1024_use_isa
@@ -133,15 +133,6 @@ static const nttgen_newhope1024_impl nttgen_newhope1024_impls[] = {
      nttgen_newhope1024_avx512_frommont, nttgen_newhope1024_avx512_to_standard,
      nttgen_newhope1024_avx512_from_standard, nttgen_newhope1024_avx512_polymul},
 #endif
-#ifdef NTTGEN_NEWHOPE1024_HAVE_AVX2
-    {"avx2", nttgen_newhope1024_avx2_ntt, nttgen_newhope1024_avx2_basemul,
-     nttgen_newhope1024_avx2_basemul_acc, nttgen_newhope1024_avx2_basemul_cache,
-     nttgen_newhope1024_avx2_basemul_acc_cached, nttgen_newhope1024_avx2_intt,
-     nttgen_newhope1024_avx2_reduce, nttgen_newhope1024_avx2_reduce_centred,
-     nttgen_newhope1024_avx2_reduce_partial, nttgen_newhope1024_avx2_tomont,
-     nttgen_newhope1024_avx2_frommont, nttgen_newhope1024_avx2_to_standard,
-     nttgen_newhope1024_avx2_from_standard, nttgen_newhope1024_avx2_polymul},
-#endif
 #ifdef NTTGEN_NEWHOPE1024_HAVE_RVV256
     {"rvv256", nttgen_newhope1024_rvv256_ntt, nttgen_newhope1024_rvv256_basemul,
      nttgen_newhope1024_rvv256_basemul_acc, nttgen_newhope1024_rvv256_basemul_cache,
@@ -151,14 +142,14 @@ static const nttgen_newhope1024_impl nttgen_newhope1024_impls[] = {
      nttgen_newhope1024_rvv256_frommont, nttgen_newhope1024_rvv256_to_standard,
      nttgen_newhope1024_rvv256_from_standard, nttgen_newhope1024_rvv256_polymul},
 #endif
-#ifdef NTTGEN_NEWHOPE1024_HAVE_NEON
-    {"neon", nttgen_newhope1024_neon_ntt, nttgen_newhope1024_neon_basemul,
-     nttgen_newhope1024_neon_basemul_acc, nttgen_newhope1024_neon_basemul_cache,
-     nttgen_newhope1024_neon_basemul_acc_cached, nttgen_newhope1024_neon_intt,
-     nttgen_newhope1024_neon_reduce, nttgen_newhope1024_neon_reduce_centred,
-     nttgen_newhope1024_neon_reduce_partial, nttgen_newhope1024_neon_tomont,
-     nttgen_newhope1024_neon_frommont, nttgen_newhope1024_neon_to_standard,
-     nttgen_newhope1024_neon_from_standard, nttgen_newhope1024_neon_polymul},
+#ifdef NTTGEN_NEWHOPE1024_HAVE_AVX2
+    {"avx2", nttgen_newhope1024_avx2_ntt, nttgen_newhope1024_avx2_basemul,
+     nttgen_newhope1024_avx2_basemul_acc, nttgen_newhope1024_avx2_basemul_cache,
+     nttgen_newhope1024_avx2_basemul_acc_cached, nttgen_newhope1024_avx2_intt,
+     nttgen_newhope1024_avx2_reduce, nttgen_newhope1024_avx2_reduce_centred,
+     nttgen_newhope1024_avx2_reduce_partial, nttgen_newhope1024_avx2_tomont,
+     nttgen_newhope1024_avx2_frommont, nttgen_newhope1024_avx2_to_standard,
+     nttgen_newhope1024_avx2_from_standard, nttgen_newhope1024_avx2_polymul},
 #endif
 #ifdef NTTGEN_NEWHOPE1024_HAVE_RVV128
     {"rvv128", nttgen_newhope1024_rvv128_ntt, nttgen_newhope1024_rvv128_basemul,
@@ -168,6 +159,15 @@ static const nttgen_newhope1024_impl nttgen_newhope1024_impls[] = {
      nttgen_newhope1024_rvv128_reduce_partial, nttgen_newhope1024_rvv128_tomont,
      nttgen_newhope1024_rvv128_frommont, nttgen_newhope1024_rvv128_to_standard,
      nttgen_newhope1024_rvv128_from_standard, nttgen_newhope1024_rvv128_polymul},
+#endif
+#ifdef NTTGEN_NEWHOPE1024_HAVE_NEON
+    {"neon", nttgen_newhope1024_neon_ntt, nttgen_newhope1024_neon_basemul,
+     nttgen_newhope1024_neon_basemul_acc, nttgen_newhope1024_neon_basemul_cache,
+     nttgen_newhope1024_neon_basemul_acc_cached, nttgen_newhope1024_neon_intt,
+     nttgen_newhope1024_neon_reduce, nttgen_newhope1024_neon_reduce_centred,
+     nttgen_newhope1024_neon_reduce_partial, nttgen_newhope1024_neon_tomont,
+     nttgen_newhope1024_neon_frommont, nttgen_newhope1024_neon_to_standard,
+     nttgen_newhope1024_neon_from_standard, nttgen_newhope1024_neon_polymul},
 #endif
 #ifdef NTTGEN_NEWHOPE1024_HAVE_RVV
     {"rvv", nttgen_newhope1024_rvv_ntt, nttgen_newhope1024_rvv_basemul,

@@ -5,7 +5,7 @@
  *     rvv128 --isa rvv256 --dispatch
  *
  * Ring:   Z_q[x]/(x^1024 + 1), n = 1024, q = 12289 (preset newhope1024)
- * ISAs:   avx512, avx2, rvv256, neon, rvv128, rvv, c (best first). The first call (or
+ * ISAs:   avx512, rvv256, avx2, rvv128, neon, rvv, c (best first). The first call (or
  *         nttgen_newhope1024_init()) picks, for each group of operations, the best one
  *         compiled in that this CPU and OS run (CPUID, and XCR0 for the saved register state)
  *         and that the policy below does not skip, and keeps it; nttgen_newhope1024_use_isa
@@ -143,7 +143,7 @@ void nttgen_newhope1024_basemul_acc_cached(int16_t r[1024], const int16_t *a, co
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[1024]: on entry in [-14031, 14031] (every ISA), on exit in [-9024, 9024] (any ISA)
+ * a[1024]: on entry in [-14031, 14031] (every ISA), on exit in [-9018, 9018] (any ISA)
  */
 void nttgen_newhope1024_intt(int16_t a[1024]);
 

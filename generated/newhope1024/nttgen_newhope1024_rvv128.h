@@ -7,61 +7,61 @@
  *         NewHope-1024: complete NTT
  * NTT:    depth 10, factors of degree 1, root r = 7 of order 2048
  * Order:  standard NTT order: entry j holds a(r^(2*brv10(j)+1)), r = 7 of order 2048
- *         this ISA's native order: address bit p holds index bit perm[p], perm = [7, 8, 9, 3, 4, 5,
+ *         this ISA's native order: address bit p holds index bit perm[p], perm = [7, 8, 3, 9, 4, 5,
  *           6, 0, 1, 2]
- * ISA:    RISC-V Vector 1.0 for VLEN >= 128 (LMUL=1); 8 lane(s) of 16 bits per value
+ * ISA:    RISC-V Vector 1.0 for VLEN >= 128 (LMUL=2); 16 lane(s) of 16 bits per value
  * Lanes:  beta = 2^16; q^-1 mod beta = -12287; beta mod q = 4091; Barrett v = 21844, shift 28
  * Ranges: inclusive [lo, hi], proven by nttgen's interval analysis for every input in
  *         the stated input range. "times beta^-1": the Montgomery factor.
  *
  * Functions (input range -> output range; executed ops per call, vector ops):
  *   nttgen_newhope1024_rvv128_ntt: forward NTT, in place
- *       a in [-12288, 12288] -> a in [-22669, 22669]
- *       ops: load 622, gather 128, store 384, add 640, sub 640, montmul 640, barrett 192
+ *       a in [-12288, 12288] -> a in [-22667, 22667]
+ *       ops: load 398, gather 128, store 256, add 320, sub 320, montmul 320, barrett 96
  *       coefficient reductions: 1536
  *   nttgen_newhope1024_rvv128_basemul: base multiplication: r = a o b * beta^-1
  *       a in [-22735, 22735], b in [-22735, 22735] -> r in [-14031, 14031]
- *       ops: load 256, store 128, montmul_var 128
+ *       ops: load 128, store 64, montmul_var 64
  *   nttgen_newhope1024_rvv128_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
  *       a in [-22735, 22735], b in [-22735, 22735] -> r in [-6144, 6144]
- *       ops: load 256, store 128, montmul_var 128, barrett 128
+ *       ops: load 128, store 64, montmul_var 64, barrett 64
  *       coefficient reductions: 1024
  *   nttgen_newhope1024_rvv128_basemul_cache: multiplication cache of b, for basemul_acc_cached:
  *     what every product by b would recompute (degree-2 factors: g_j * b1 mod q; complete NTT: b *
  *     q^-1 mod beta)
  *       b in [-22735, 22735] -> cache in [-32768, 32767]
- *       ops: load 128, store 128, mullo 128, const 128
+ *       ops: load 64, store 64, mullo 64, const 64
  *   nttgen_newhope1024_rvv128_basemul_acc_cached: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1
  *     pairs, given the caches of the b_i (basemul_cache), stored one after another
  *       a in [-12288, 12288], b in [-22735, 22735], cache in [-32768, 32767] -> r in [-6145, 6145]
- *       ops: load 256, store 128, montmul_var 128, barrett 128
+ *       ops: load 128, store 64, montmul_var 64, barrett 64
  *       coefficient reductions: 1024
  *   nttgen_newhope1024_rvv128_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-14031, 14031] -> a in [-9024, 9024]
- *       ops: load 914, store 256, scatter 128, add 640, sub 640, montmul 648, barrett 232
- *       coefficient reductions: 1856
+ *       a in [-14031, 14031] -> a in [-8997, 8997]
+ *       ops: load 522, store 128, scatter 128, add 320, sub 320, montmul 328, barrett 112
+ *       coefficient reductions: 1792
  *   nttgen_newhope1024_rvv128_reduce: full reduction, in place: every coefficient to its
  *     representative in [0, q)
  *       a in [-32768, 32767] -> a in [0, 12288]
- *       ops: load 128, store 128, barrett 128, cond_add_q 128
+ *       ops: load 64, store 64, barrett 64, cond_add_q 64
  *       coefficient reductions: 1024
  *   nttgen_newhope1024_rvv128_reduce_centred: centred reduction, in place: every coefficient to its
  *     representative in [-(q-1)/2, (q-1)/2]
  *       a in [-32768, 32767] -> a in [-6144, 6144]
- *       ops: load 128, store 128, sub 256, barrett 128, cond_add_q 256, const 256
+ *       ops: load 64, store 64, sub 128, barrett 64, cond_add_q 128, const 128
  *       coefficient reductions: 1024
  *   nttgen_newhope1024_rvv128_reduce_partial: partial reduction, in place: every coefficient to a
  *     representative in (-q, q)
  *       a in [-32768, 32767] -> a in [-6145, 6145]
- *       ops: load 128, store 128, barrett 128
+ *       ops: load 64, store 64, barrett 64
  *       coefficient reductions: 1024
  *   nttgen_newhope1024_rvv128_tomont: into Montgomery form, in place: a <- a * beta mod q
  *       a in [-32768, 32767] -> a in [-6812, 6813]
- *       ops: load 128, store 128, montmul 128, const 256
+ *       ops: load 64, store 64, montmul 64, const 128
  *   nttgen_newhope1024_rvv128_frommont: out of Montgomery form, in place: a <- a * beta^-1 mod q
  *       a in [-32768, 32767] -> a in [-6144, 6144]
- *       ops: load 128, store 128, montmul 128, const 256
+ *       ops: load 64, store 64, montmul 64, const 128
  *   nttgen_newhope1024_rvv128_to_standard: in place: NTT domain from this ISA's native order to the
  *     ring's standard order
  *       a in [-32768, 32767] -> a in [-32768, 32767]
@@ -72,9 +72,9 @@
  *       ops: gather 128, store 128
  *   nttgen_newhope1024_rvv128_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-12288, 12288], b in [-12288, 12288] -> r in [0, 12288]
- *       ops: load 2414, gather 256, store 1152, scatter 128, add 1920, sub 1920, montmul 1928,
- *         montmul_var 128, barrett 616, cond_add_q 128
- *       coefficient reductions: 4928
+ *       ops: load 1446, gather 256, store 704, scatter 128, add 960, sub 960, montmul 968,
+ *         montmul_var 64, barrett 304, cond_add_q 64
+ *       coefficient reductions: 4864
  */
 #ifndef NTTGEN_NEWHOPE1024_RVV128_H
 #define NTTGEN_NEWHOPE1024_RVV128_H
@@ -95,8 +95,8 @@ extern "C" {
  *
  * Input:  a: coefficients in the standard order (index i holds the coefficient of x^i)
  * Output: a: NTT domain in this ISA's native order (normal domain, not reduced)
- * a[1024]: on entry in [-12288, 12288], on exit in [-22669, 22669]
- * Ops per call: load 622, gather 128, store 384, add 640, sub 640, montmul 640, barrett 192
+ * a[1024]: on entry in [-12288, 12288], on exit in [-22667, 22667]
+ * Ops per call: load 398, gather 128, store 256, add 320, sub 320, montmul 320, barrett 96
  */
 void nttgen_newhope1024_rvv128_ntt(int16_t a[1024]);
 
@@ -108,7 +108,7 @@ void nttgen_newhope1024_rvv128_ntt(int16_t a[1024]);
  * r[1024]: on exit in [-14031, 14031]
  * a[1024]: on entry in [-22735, 22735]
  * b[1024]: on entry in [-22735, 22735]
- * Ops per call: load 256, store 128, montmul_var 128
+ * Ops per call: load 128, store 64, montmul_var 64
  */
 void nttgen_newhope1024_rvv128_basemul(int16_t r[1024], const int16_t a[1024],
                                        const int16_t b[1024]);
@@ -122,7 +122,7 @@ void nttgen_newhope1024_rvv128_basemul(int16_t r[1024], const int16_t a[1024],
  * a[1024 x k]: on entry in [-22735, 22735]
  * b[1024 x k]: on entry in [-22735, 22735]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 256, store 128, montmul_var 128, barrett 128
+ * Ops per call: load 128, store 64, montmul_var 64, barrett 64
  */
 void nttgen_newhope1024_rvv128_basemul_acc(int16_t r[1024], const int16_t *a, const int16_t *b,
                                            size_t k);
@@ -135,7 +135,7 @@ void nttgen_newhope1024_rvv128_basemul_acc(int16_t r[1024], const int16_t *a, co
  * Output: cache: this ISA's layout (n/2 entries for degree-2 factors, n for a complete NTT)
  * cache[1024]: on exit in [-32768, 32767]
  * b[1024]: on entry in [-22735, 22735]
- * Ops per call: load 128, store 128, mullo 128, const 128
+ * Ops per call: load 64, store 64, mullo 64, const 64
  */
 void nttgen_newhope1024_rvv128_basemul_cache(int16_t cache[1024], const int16_t b[1024]);
 
@@ -150,7 +150,7 @@ void nttgen_newhope1024_rvv128_basemul_cache(int16_t cache[1024], const int16_t 
  * b[1024 x k]: on entry in [-22735, 22735]
  * cache[1024 x k]: on entry in [-32768, 32767]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 256, store 128, montmul_var 128, barrett 128
+ * Ops per call: load 128, store 64, montmul_var 64, barrett 64
  */
 void nttgen_newhope1024_rvv128_basemul_acc_cached(int16_t r[1024], const int16_t *a,
                                                   const int16_t *b, const int16_t *cache, size_t k);
@@ -160,8 +160,8 @@ void nttgen_newhope1024_rvv128_basemul_acc_cached(int16_t r[1024], const int16_t
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[1024]: on entry in [-14031, 14031], on exit in [-9024, 9024]
- * Ops per call: load 914, store 256, scatter 128, add 640, sub 640, montmul 648, barrett 232
+ * a[1024]: on entry in [-14031, 14031], on exit in [-8997, 8997]
+ * Ops per call: load 522, store 128, scatter 128, add 320, sub 320, montmul 328, barrett 112
  */
 void nttgen_newhope1024_rvv128_intt(int16_t a[1024]);
 
@@ -171,7 +171,7 @@ void nttgen_newhope1024_rvv128_intt(int16_t a[1024]);
  * Input:  a: any lane values
  * Output: a: the same residues in [0, q)
  * a[1024]: on entry in [-32768, 32767], on exit in [0, 12288]
- * Ops per call: load 128, store 128, barrett 128, cond_add_q 128
+ * Ops per call: load 64, store 64, barrett 64, cond_add_q 64
  */
 void nttgen_newhope1024_rvv128_reduce(int16_t a[1024]);
 
@@ -181,7 +181,7 @@ void nttgen_newhope1024_rvv128_reduce(int16_t a[1024]);
  * Input:  a: any lane values
  * Output: a: the same residues in [-(q-1)/2, (q-1)/2]
  * a[1024]: on entry in [-32768, 32767], on exit in [-6144, 6144]
- * Ops per call: load 128, store 128, sub 256, barrett 128, cond_add_q 256, const 256
+ * Ops per call: load 64, store 64, sub 128, barrett 64, cond_add_q 128, const 128
  */
 void nttgen_newhope1024_rvv128_reduce_centred(int16_t a[1024]);
 
@@ -191,7 +191,7 @@ void nttgen_newhope1024_rvv128_reduce_centred(int16_t a[1024]);
  * Input:  a: any lane values
  * Output: a: the same residues, each in (-q, q)
  * a[1024]: on entry in [-32768, 32767], on exit in [-6145, 6145]
- * Ops per call: load 128, store 128, barrett 128
+ * Ops per call: load 64, store 64, barrett 64
  */
 void nttgen_newhope1024_rvv128_reduce_partial(int16_t a[1024]);
 
@@ -201,7 +201,7 @@ void nttgen_newhope1024_rvv128_reduce_partial(int16_t a[1024]);
  * Input:  a: any lane values
  * Output: a: times beta (mod q)
  * a[1024]: on entry in [-32768, 32767], on exit in [-6812, 6813]
- * Ops per call: load 128, store 128, montmul 128, const 256
+ * Ops per call: load 64, store 64, montmul 64, const 128
  */
 void nttgen_newhope1024_rvv128_tomont(int16_t a[1024]);
 
@@ -211,7 +211,7 @@ void nttgen_newhope1024_rvv128_tomont(int16_t a[1024]);
  * Input:  a: any lane values
  * Output: a: times beta^-1 (mod q)
  * a[1024]: on entry in [-32768, 32767], on exit in [-6144, 6144]
- * Ops per call: load 128, store 128, montmul 128, const 256
+ * Ops per call: load 64, store 64, montmul 64, const 128
  */
 void nttgen_newhope1024_rvv128_frommont(int16_t a[1024]);
 
@@ -243,8 +243,8 @@ void nttgen_newhope1024_rvv128_from_standard(int16_t a[1024]);
  * r[1024]: on exit in [0, 12288]
  * a[1024]: on entry in [-12288, 12288]
  * b[1024]: on entry in [-12288, 12288]
- * Ops per call: load 2414, gather 256, store 1152, scatter 128, add 1920, sub 1920, montmul 1928,
- *   montmul_var 128, barrett 616, cond_add_q 128
+ * Ops per call: load 1446, gather 256, store 704, scatter 128, add 960, sub 960, montmul 968,
+ *   montmul_var 64, barrett 304, cond_add_q 64
  */
 void nttgen_newhope1024_rvv128_polymul(int16_t r[1024], const int16_t a[1024],
                                        const int16_t b[1024]);

@@ -6,7 +6,7 @@
  *
  * Ring:   Z_q[x]/(x^1024 + 1), n = 1024, q = 12289 (preset newhope1024)
  * Self-test of the library nttgen_newhope1024 (the front end nttgen_newhope1024.h over its ISA
- *   files), without Python: for each ISA of the front end (avx512, avx2, rvv256, neon, rvv128, rvv,
+ *   files), without Python: for each ISA of the front end (avx512, rvv256, avx2, rvv128, neon, rvv,
  *   c) that nttgen_newhope1024_use_isa accepts here, each entry point that computes (ntt, basemul,
  *   basemul_acc, basemul_acc_cached, intt, reduce, reduce_centred, reduce_partial, tomont,
  *   frommont, to_standard, from_standard, polymul) runs on known inputs and its output is compared
@@ -438,10 +438,10 @@ static const int32_t kat_full_polymul_0[1024] = {
 // clang-format off
 static const kat_isa kat_isas[] = {
     {"avx512", "x86_64"},
-    {"avx2", "x86_64"},
     {"rvv256", "riscv64"},
-    {"neon", "aarch64"},
+    {"avx2", "x86_64"},
     {"rvv128", "riscv64"},
+    {"neon", "aarch64"},
     {"rvv", "riscv64"},
     {"c", NULL},
 };
@@ -456,7 +456,7 @@ static const kat_op kat_ops[] = {
     {"basemul_acc", kat_basemul_acc, 3072, -22735, 22735, -22735, 22735, -6144, 6144, 1, 0},
     {"basemul_acc_cached", kat_basemul_acc_cached, 3072, -12288, 12288, -22735, 22735, -6145, 6145,
      0, 0},
-    {"intt", kat_intt, 1024, -14031, 14031, 0, 0, -9024, 9024, 0, 0},
+    {"intt", kat_intt, 1024, -14031, 14031, 0, 0, -9018, 9018, 0, 0},
     {"reduce", kat_reduce, 1024, -32768, 32767, 0, 0, 0, 12288, 1, 0},
     {"reduce_centred", kat_reduce_centred, 1024, -32768, 32767, 0, 0, -6144, 6144, 1, 0},
     {"reduce_partial", kat_reduce_partial, 1024, -32768, 32767, 0, 0, -6145, 6145, 0, 0},
@@ -543,31 +543,31 @@ static const size_t kat_ncases = sizeof(kat_cases) / sizeof(kat_cases[0]);
 // clang-format off
 static const kat_per_isa kat_per_isas[] = {
     {"avx512", 53, 0x3b7413d067bfd9deu},
+    {"rvv256", 53, 0x9064209c7362e5dfu},
     {"avx2", 53, 0x95c208ec7cd8d12fu},
-    {"rvv256", 53, 0x9799d16445711aa2u},
+    {"rvv128", 53, 0x833e25c58dbeee30u},
     {"neon", 53, 0x57c5f12491e26b60u},
-    {"rvv128", 53, 0x329549dd8b9c1a1eu},
     {"rvv", 53, 0x772946505d002c51u},
     {"c", 53, 0x772946505d002c51u},
     {"avx512", 54, 0xc059585153649366u},
+    {"rvv256", 54, 0x8ce309da572e1131u},
     {"avx2", 54, 0x490290f8a016b2d9u},
-    {"rvv256", 54, 0x68cfd02842f3e12du},
+    {"rvv128", 54, 0x9cedc7b0f294b07du},
     {"neon", 54, 0xe3a71be482609c76u},
-    {"rvv128", 54, 0xd6365004cfd2659au},
     {"rvv", 54, 0xc7b41532d7a88ecbu},
     {"c", 54, 0xc7b41532d7a88ecbu},
     {"avx512", 55, 0x5da7cf9d9e870333u},
+    {"rvv256", 55, 0x5ab74fc0785db13u},
     {"avx2", 55, 0x485c6aaf92f93c34u},
-    {"rvv256", 55, 0xfa5c798d5148d99fu},
+    {"rvv128", 55, 0x6bcc81357a3feb78u},
     {"neon", 55, 0x6df028ecb3696cbau},
-    {"rvv128", 55, 0x39ef6979ada44654u},
     {"rvv", 55, 0x1dfbf03b20be8950u},
     {"c", 55, 0x1dfbf03b20be8950u},
     {"avx512", 56, 0x72887b0ffeb6f3fu},
+    {"rvv256", 56, 0xf4ff129e50b94a24u},
     {"avx2", 56, 0x268f4c40edd3bb41u},
-    {"rvv256", 56, 0x68cfd02842f3e12du},
+    {"rvv128", 56, 0xd0911a1ea9cb84f9u},
     {"neon", 56, 0xe3a71be482609c76u},
-    {"rvv128", 56, 0xd6365004cfd2659au},
     {"rvv", 56, 0xc7b41532d7a88ecbu},
     {"c", 56, 0xc7b41532d7a88ecbu},
 };

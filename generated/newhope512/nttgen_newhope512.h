@@ -5,7 +5,7 @@
  *     rvv128 --isa rvv256 --dispatch
  *
  * Ring:   Z_q[x]/(x^512 + 1), n = 512, q = 12289 (preset newhope512)
- * ISAs:   avx512, avx2, rvv256, neon, rvv128, rvv, c (best first). The first call (or
+ * ISAs:   avx512, rvv256, avx2, rvv128, neon, rvv, c (best first). The first call (or
  *         nttgen_newhope512_init()) picks, for each group of operations, the best one compiled
  *         in that this CPU and OS run (CPUID, and XCR0 for the saved register state) and that
  *         the policy below does not skip, and keeps it; nttgen_newhope512_use_isa forces one

@@ -7,61 +7,61 @@
  *         NewHope-512: complete NTT
  * NTT:    depth 9, factors of degree 1, root r = 49 of order 1024
  * Order:  standard NTT order: entry j holds a(r^(2*brv9(j)+1)), r = 49 of order 1024
- *         this ISA's native order: address bit p holds index bit perm[p], perm = [5, 6, 7, 8, 4, 0,
- *           1, 2, 3]
- * ISA:    RISC-V Vector 1.0 for VLEN >= 256 (LMUL=1); 16 lane(s) of 16 bits per value
+ *         this ISA's native order: address bit p holds index bit perm[p], perm = [6, 3, 4, 7, 8, 5,
+ *           0, 1, 2]
+ * ISA:    RISC-V Vector 1.0 for VLEN >= 256 (LMUL=2); 32 lane(s) of 16 bits per value
  * Lanes:  beta = 2^16; q^-1 mod beta = -12287; beta mod q = 4091; Barrett v = 21844, shift 28
  * Ranges: inclusive [lo, hi], proven by nttgen's interval analysis for every input in
  *         the stated input range. "times beta^-1": the Montgomery factor.
  *
  * Functions (input range -> output range; executed ops per call, vector ops):
  *   nttgen_newhope512_rvv256_ntt: forward NTT, in place
- *       a in [-12288, 12288] -> a in [-15094, 15094]
- *       ops: load 186, gather 32, store 96, add 144, sub 144, montmul 144, barrett 48
+ *       a in [-12288, 12288] -> a in [-15063, 15063]
+ *       ops: load 114, gather 32, store 64, add 72, sub 72, montmul 72, barrett 24
  *       coefficient reductions: 768
  *   nttgen_newhope512_rvv256_basemul: base multiplication: r = a o b * beta^-1
  *       a in [-16382, 16382], b in [-16382, 16382] -> r in [-10239, 10239]
- *       ops: load 64, store 32, montmul_var 32
+ *       ops: load 32, store 16, montmul_var 16
  *   nttgen_newhope512_rvv256_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
  *       a in [-16382, 16382], b in [-16382, 16382] -> r in [-6144, 6144]
- *       ops: load 64, store 32, montmul_var 32, barrett 32
+ *       ops: load 32, store 16, montmul_var 16, barrett 16
  *       coefficient reductions: 512
  *   nttgen_newhope512_rvv256_basemul_cache: multiplication cache of b, for basemul_acc_cached: what
  *     every product by b would recompute (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1
  *     mod beta)
  *       b in [-16382, 16382] -> cache in [-32768, 32767]
- *       ops: load 32, store 32, mullo 32, const 32
+ *       ops: load 16, store 16, mullo 16, const 16
  *   nttgen_newhope512_rvv256_basemul_acc_cached: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1
  *     pairs, given the caches of the b_i (basemul_cache), stored one after another
  *       a in [-12288, 12288], b in [-16382, 16382], cache in [-32768, 32767] -> r in [-6144, 6144]
- *       ops: load 64, store 32, montmul_var 32, barrett 32
+ *       ops: load 32, store 16, montmul_var 16, barrett 16
  *       coefficient reductions: 512
  *   nttgen_newhope512_rvv256_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-12288, 12288] -> a in [-7544, 7544]
- *       ops: load 244, store 64, scatter 32, add 144, sub 144, montmul 146, barrett 60
+ *       a in [-12288, 12288] -> a in [-7546, 7546]
+ *       ops: load 140, store 32, scatter 32, add 72, sub 72, montmul 74, barrett 30
  *       coefficient reductions: 960
  *   nttgen_newhope512_rvv256_reduce: full reduction, in place: every coefficient to its
  *     representative in [0, q)
  *       a in [-32768, 32767] -> a in [0, 12288]
- *       ops: load 32, store 32, barrett 32, cond_add_q 32
+ *       ops: load 16, store 16, barrett 16, cond_add_q 16
  *       coefficient reductions: 512
  *   nttgen_newhope512_rvv256_reduce_centred: centred reduction, in place: every coefficient to its
  *     representative in [-(q-1)/2, (q-1)/2]
  *       a in [-32768, 32767] -> a in [-6144, 6144]
- *       ops: load 32, store 32, sub 64, barrett 32, cond_add_q 64, const 64
+ *       ops: load 16, store 16, sub 32, barrett 16, cond_add_q 32, const 32
  *       coefficient reductions: 512
  *   nttgen_newhope512_rvv256_reduce_partial: partial reduction, in place: every coefficient to a
  *     representative in (-q, q)
  *       a in [-32768, 32767] -> a in [-6145, 6145]
- *       ops: load 32, store 32, barrett 32
+ *       ops: load 16, store 16, barrett 16
  *       coefficient reductions: 512
  *   nttgen_newhope512_rvv256_tomont: into Montgomery form, in place: a <- a * beta mod q
  *       a in [-32768, 32767] -> a in [-6812, 6813]
- *       ops: load 32, store 32, montmul 32, const 64
+ *       ops: load 16, store 16, montmul 16, const 32
  *   nttgen_newhope512_rvv256_frommont: out of Montgomery form, in place: a <- a * beta^-1 mod q
  *       a in [-32768, 32767] -> a in [-6144, 6144]
- *       ops: load 32, store 32, montmul 32, const 64
+ *       ops: load 16, store 16, montmul 16, const 32
  *   nttgen_newhope512_rvv256_to_standard: in place: NTT domain from this ISA's native order to the
  *     ring's standard order
  *       a in [-32768, 32767] -> a in [-32768, 32767]
@@ -72,8 +72,8 @@
  *       ops: gather 32, store 32
  *   nttgen_newhope512_rvv256_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-12288, 12288], b in [-12288, 12288] -> r in [0, 12288]
- *       ops: load 680, gather 64, store 288, scatter 32, add 432, sub 432, montmul 434, montmul_var
- *         32, barrett 156, cond_add_q 32
+ *       ops: load 400, gather 64, store 176, scatter 32, add 216, sub 216, montmul 218, montmul_var
+ *         16, barrett 78, cond_add_q 16
  *       coefficient reductions: 2496
  */
 #ifndef NTTGEN_NEWHOPE512_RVV256_H
@@ -95,8 +95,8 @@ extern "C" {
  *
  * Input:  a: coefficients in the standard order (index i holds the coefficient of x^i)
  * Output: a: NTT domain in this ISA's native order (normal domain, not reduced)
- * a[512]: on entry in [-12288, 12288], on exit in [-15094, 15094]
- * Ops per call: load 186, gather 32, store 96, add 144, sub 144, montmul 144, barrett 48
+ * a[512]: on entry in [-12288, 12288], on exit in [-15063, 15063]
+ * Ops per call: load 114, gather 32, store 64, add 72, sub 72, montmul 72, barrett 24
  */
 void nttgen_newhope512_rvv256_ntt(int16_t a[512]);
 
@@ -108,7 +108,7 @@ void nttgen_newhope512_rvv256_ntt(int16_t a[512]);
  * r[512]: on exit in [-10239, 10239]
  * a[512]: on entry in [-16382, 16382]
  * b[512]: on entry in [-16382, 16382]
- * Ops per call: load 64, store 32, montmul_var 32
+ * Ops per call: load 32, store 16, montmul_var 16
  */
 void nttgen_newhope512_rvv256_basemul(int16_t r[512], const int16_t a[512], const int16_t b[512]);
 
@@ -121,7 +121,7 @@ void nttgen_newhope512_rvv256_basemul(int16_t r[512], const int16_t a[512], cons
  * a[512 x k]: on entry in [-16382, 16382]
  * b[512 x k]: on entry in [-16382, 16382]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 64, store 32, montmul_var 32, barrett 32
+ * Ops per call: load 32, store 16, montmul_var 16, barrett 16
  */
 void nttgen_newhope512_rvv256_basemul_acc(int16_t r[512], const int16_t *a, const int16_t *b,
                                           size_t k);
@@ -134,7 +134,7 @@ void nttgen_newhope512_rvv256_basemul_acc(int16_t r[512], const int16_t *a, cons
  * Output: cache: this ISA's layout (n/2 entries for degree-2 factors, n for a complete NTT)
  * cache[512]: on exit in [-32768, 32767]
  * b[512]: on entry in [-16382, 16382]
- * Ops per call: load 32, store 32, mullo 32, const 32
+ * Ops per call: load 16, store 16, mullo 16, const 16
  */
 void nttgen_newhope512_rvv256_basemul_cache(int16_t cache[512], const int16_t b[512]);
 
@@ -149,7 +149,7 @@ void nttgen_newhope512_rvv256_basemul_cache(int16_t cache[512], const int16_t b[
  * b[512 x k]: on entry in [-16382, 16382]
  * cache[512 x k]: on entry in [-32768, 32767]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 64, store 32, montmul_var 32, barrett 32
+ * Ops per call: load 32, store 16, montmul_var 16, barrett 16
  */
 void nttgen_newhope512_rvv256_basemul_acc_cached(int16_t r[512], const int16_t *a, const int16_t *b,
                                                  const int16_t *cache, size_t k);
@@ -159,8 +159,8 @@ void nttgen_newhope512_rvv256_basemul_acc_cached(int16_t r[512], const int16_t *
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[512]: on entry in [-12288, 12288], on exit in [-7544, 7544]
- * Ops per call: load 244, store 64, scatter 32, add 144, sub 144, montmul 146, barrett 60
+ * a[512]: on entry in [-12288, 12288], on exit in [-7546, 7546]
+ * Ops per call: load 140, store 32, scatter 32, add 72, sub 72, montmul 74, barrett 30
  */
 void nttgen_newhope512_rvv256_intt(int16_t a[512]);
 
@@ -170,7 +170,7 @@ void nttgen_newhope512_rvv256_intt(int16_t a[512]);
  * Input:  a: any lane values
  * Output: a: the same residues in [0, q)
  * a[512]: on entry in [-32768, 32767], on exit in [0, 12288]
- * Ops per call: load 32, store 32, barrett 32, cond_add_q 32
+ * Ops per call: load 16, store 16, barrett 16, cond_add_q 16
  */
 void nttgen_newhope512_rvv256_reduce(int16_t a[512]);
 
@@ -180,7 +180,7 @@ void nttgen_newhope512_rvv256_reduce(int16_t a[512]);
  * Input:  a: any lane values
  * Output: a: the same residues in [-(q-1)/2, (q-1)/2]
  * a[512]: on entry in [-32768, 32767], on exit in [-6144, 6144]
- * Ops per call: load 32, store 32, sub 64, barrett 32, cond_add_q 64, const 64
+ * Ops per call: load 16, store 16, sub 32, barrett 16, cond_add_q 32, const 32
  */
 void nttgen_newhope512_rvv256_reduce_centred(int16_t a[512]);
 
@@ -190,7 +190,7 @@ void nttgen_newhope512_rvv256_reduce_centred(int16_t a[512]);
  * Input:  a: any lane values
  * Output: a: the same residues, each in (-q, q)
  * a[512]: on entry in [-32768, 32767], on exit in [-6145, 6145]
- * Ops per call: load 32, store 32, barrett 32
+ * Ops per call: load 16, store 16, barrett 16
  */
 void nttgen_newhope512_rvv256_reduce_partial(int16_t a[512]);
 
@@ -200,7 +200,7 @@ void nttgen_newhope512_rvv256_reduce_partial(int16_t a[512]);
  * Input:  a: any lane values
  * Output: a: times beta (mod q)
  * a[512]: on entry in [-32768, 32767], on exit in [-6812, 6813]
- * Ops per call: load 32, store 32, montmul 32, const 64
+ * Ops per call: load 16, store 16, montmul 16, const 32
  */
 void nttgen_newhope512_rvv256_tomont(int16_t a[512]);
 
@@ -210,7 +210,7 @@ void nttgen_newhope512_rvv256_tomont(int16_t a[512]);
  * Input:  a: any lane values
  * Output: a: times beta^-1 (mod q)
  * a[512]: on entry in [-32768, 32767], on exit in [-6144, 6144]
- * Ops per call: load 32, store 32, montmul 32, const 64
+ * Ops per call: load 16, store 16, montmul 16, const 32
  */
 void nttgen_newhope512_rvv256_frommont(int16_t a[512]);
 
@@ -242,8 +242,8 @@ void nttgen_newhope512_rvv256_from_standard(int16_t a[512]);
  * r[512]: on exit in [0, 12288]
  * a[512]: on entry in [-12288, 12288]
  * b[512]: on entry in [-12288, 12288]
- * Ops per call: load 680, gather 64, store 288, scatter 32, add 432, sub 432, montmul 434,
- *   montmul_var 32, barrett 156, cond_add_q 32
+ * Ops per call: load 400, gather 64, store 176, scatter 32, add 216, sub 216, montmul 218,
+ *   montmul_var 16, barrett 78, cond_add_q 16
  */
 void nttgen_newhope512_rvv256_polymul(int16_t r[512], const int16_t a[512], const int16_t b[512]);
 

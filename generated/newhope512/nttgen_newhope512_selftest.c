@@ -6,7 +6,7 @@
  *
  * Ring:   Z_q[x]/(x^512 + 1), n = 512, q = 12289 (preset newhope512)
  * Self-test of the library nttgen_newhope512 (the front end nttgen_newhope512.h over its ISA
- *   files), without Python: for each ISA of the front end (avx512, avx2, rvv256, neon, rvv128, rvv,
+ *   files), without Python: for each ISA of the front end (avx512, rvv256, avx2, rvv128, neon, rvv,
  *   c) that nttgen_newhope512_use_isa accepts here, each entry point that computes (ntt, basemul,
  *   basemul_acc, basemul_acc_cached, intt, reduce, reduce_centred, reduce_partial, tomont,
  *   frommont, to_standard, from_standard, polymul) runs on known inputs and its output is compared
@@ -374,10 +374,10 @@ static const int32_t kat_full_polymul_0[512] = {
 // clang-format off
 static const kat_isa kat_isas[] = {
     {"avx512", "x86_64"},
-    {"avx2", "x86_64"},
     {"rvv256", "riscv64"},
-    {"neon", "aarch64"},
+    {"avx2", "x86_64"},
     {"rvv128", "riscv64"},
+    {"neon", "aarch64"},
     {"rvv", "riscv64"},
     {"c", NULL},
 };
@@ -479,31 +479,31 @@ static const size_t kat_ncases = sizeof(kat_cases) / sizeof(kat_cases[0]);
 // clang-format off
 static const kat_per_isa kat_per_isas[] = {
     {"avx512", 53, 0x76541328b1572c82u},
+    {"rvv256", 53, 0xb5bd6930b734190fu},
     {"avx2", 53, 0xf924e47971ffceau},
-    {"rvv256", 53, 0xaa212652166099e3u},
+    {"rvv128", 53, 0xf981487eee56f377u},
     {"neon", 53, 0x1ae05838dbb0538fu},
-    {"rvv128", 53, 0x7c799070f86d24bu},
     {"rvv", 53, 0x5fd58400911b762bu},
     {"c", 53, 0x5fd58400911b762bu},
     {"avx512", 54, 0x48f413aed41e9461u},
+    {"rvv256", 54, 0x6aacacccff94ff56u},
     {"avx2", 54, 0xe67f2a1b6e9c902du},
-    {"rvv256", 54, 0x438d83d6b6c5061du},
+    {"rvv128", 54, 0x501c256852a46953u},
     {"neon", 54, 0xc39e8d3b66e555d6u},
-    {"rvv128", 54, 0x69afd9c167852728u},
     {"rvv", 54, 0x2e5239ccecba0a40u},
     {"c", 54, 0x2e5239ccecba0a40u},
     {"avx512", 55, 0x7f20bc330f6544fu},
+    {"rvv256", 55, 0x9854cacda5c3df6au},
     {"avx2", 55, 0x41f994df32e4cca6u},
-    {"rvv256", 55, 0x2d0c00115b93046bu},
+    {"rvv128", 55, 0xc182ba4f0bb7fa00u},
     {"neon", 55, 0x603dfdef7a53d8cau},
-    {"rvv128", 55, 0x1f29c955b85d2418u},
     {"rvv", 55, 0xa4050efa889b10edu},
     {"c", 55, 0xa4050efa889b10edu},
     {"avx512", 56, 0x3ff617e82a204c57u},
+    {"rvv256", 56, 0x4d35688901341705u},
     {"avx2", 56, 0xa3d6e4cb4c9d3952u},
-    {"rvv256", 56, 0x438d83d6b6c5061du},
+    {"rvv128", 56, 0xb6c2156c85605cb0u},
     {"neon", 56, 0xc39e8d3b66e555d6u},
-    {"rvv128", 56, 0x69afd9c167852728u},
     {"rvv", 56, 0x2e5239ccecba0a40u},
     {"c", 56, 0x2e5239ccecba0a40u},
 };

@@ -30,18 +30,18 @@ polymul 390 / 383 -> 368 / 388; ML-DSA 510 / 489 -> 491 / 484; NewHope-1024 923 
 875 / 842). NTRU Prime keeps ``native``: with ``blocks`` gcc's sntrup761 polymul went 2,838 ->
 3,022.
 
-RVV (``rvv128``, ``rvv256``): the single-pass indexed loads of seed 004 (``shuffles="indexed"``:
-each chunk's lane bits are exchanged with slot bits as it is loaded, by ``vluxei`` at constant
-lane offsets, the inverse scattering its stores by ``vsuxei``; no in-register shuffle at all)
-execute fewer instructions than the masked slides for every preset at both VLENs (QEMU counts
-per call, slides -> indexed, 2026-11-23; VLEN 128: ML-KEM NTT 1,712 -> 1,357, inverse 1,965 ->
-1,378, polymul 6,095 -> 4,847; ML-DSA 3,591 -> 3,373, 3,575 -> 3,406, 11,695 -> 11,149;
-NewHope-1024 polymul 31,589 -> 29,371; VLEN 256: ML-KEM polymul 2,654 -> 2,191, ML-DSA 6,357
--> 5,343, Kyber-r1 2,777 -> 2,353). The seed measured indexed loads as the best way to
-permute on a real VLEN-128 core too; LMUL > 1 and longer VLENs keep the slides (unmeasured).
+RVV (``rvv128``, ``rvv256``): single-pass indexed loads (``shuffles="indexed"``: each chunk's lane
+bits are exchanged with slot bits as it is loaded, by ``vluxei`` at constant lane offsets, the
+inverse scattering its stores by ``vsuxei``; no in-register shuffle at all) execute fewer
+instructions than the masked slides for every preset at both VLENs (QEMU counts per call at LMUL 1,
+slides -> indexed, 2026-11-23; VLEN 128: ML-KEM NTT 1,712 -> 1,357, inverse 1,965 -> 1,378, polymul
+6,095 -> 4,847; ML-DSA 3,591 -> 3,373, 3,575 -> 3,406, 11,695 -> 11,149; NewHope-1024 polymul 31,589
+-> 29,371; VLEN 256: ML-KEM polymul 2,654 -> 2,191, ML-DSA 6,357 -> 5,343, Kyber-r1 2,777 -> 2,353).
+LMUL 2 and 4 take them as well (ML-KEM at VLEN 128, LMUL 4, slides -> indexed, ntt 511 -> 430,
+polymul 2,111 -> 1,640); LMUL 8 and the longer VLENs keep the slides.
 
-NEON and RVV (``rvv128``, ``rvv256``): the transforms' passes as loops over chunks, as on
-AVX2, except ML-KEM on NEON; the base multiplications stay unrolled.
+NEON and RVV (``rvv128``, ``rvv256``, at each LMUL but 8): the transforms' passes as loops over
+chunks, as on AVX2, except ML-KEM on NEON; the base multiplications stay unrolled.
 QEMU guest instructions per call, unrolled -> loops (clang-19 -O3, 2026-11-27): the loops cost
 at most 3 % on an ntt (ML-KEM ``rvv128`` 1,351 -> 1,394) and gain up to 25 % (NewHope-1024
 ``rvv256`` 4,633 -> 3,490: the unrolled passes spill); polymul moved by -18 % to 0 (NewHope-1024
@@ -55,24 +55,36 @@ all 32 registers (``FIXED_PLAN_REGISTERS``, 2026-11-28: unrolled it still spille
 -> 1,402, intt 1,535 -> 1,452, polymul 4,896 -> 4,721).
 
 RVV pass plans (``_RVV_PLANS``, from ``scripts/tune.py rvv128|rvv256``): every split of the
-NTT's layers into two or three passes, with and without one more register slot in the first,
-counted under QEMU per preset and VLEN
-(2026-11-28, clang-19 -O3), and the plan with the fewest polymul instructions among those whose
-file has no vector spill kept (two passes of 16 registers executed fewer still for the n = 256
-rings, 1-4 % below the VLEN-agnostic code, but spilled 1-4 vector registers). ntt / intt /
-polymul, heuristic plan -> chosen (VLEN-agnostic ``rvv`` at the same VLEN):
+NTT's layers into two or three passes, and into four of at most three layers, with and without
+one more register slot in the first, counted under QEMU per preset and VLEN (clang-19 -O3), and
+the plan with the fewest polymul instructions among those whose file has no vector spill kept.
 
-- VLEN 128: ML-KEM 1,223 / 1,396 / 4,594 -> 1,169 / 1,378 / 4,474 (1,082 / 1,264 / 4,272);
-  ML-DSA 2,626 / 2,684 / 8,850 -> 2,573 / 2,639 / 8,705 (2,466 / 2,600 / 8,746); NewHope-512
-  3,191 / 3,358 / 10,654 -> 3,112 / 3,359 / 10,503 (3,065 / 3,471 / 10,955); NewHope-1024
-  7,153 / 7,425 / 23,547 -> 6,557 / 7,030 / 21,966 (6,674 / 7,565 / 23,387). Kyber-r1 keeps
-  the heuristic plan (1,418 / 1,490 / 4,788; the best without spills, 4,773, has a slower
-  inverse; agnostic 1,331 / 1,504 / 4,762).
-- VLEN 256: ML-KEM 610 / 704 / 2,349 -> 576 / 673 / 2,215 (576 / 665 / 2,257); Kyber-r1
-  723 / 766 / 2,451 -> 686 / 756 / 2,373 (716 / 784 / 2,515); ML-DSA 1,368 / 1,416 / 4,617 ->
-  1,345 / 1,382 / 4,543 (1,298 / 1,370 / 4,576); NewHope-512 1,704 / 1,740 / 5,613 -> 1,628 /
-  1,702 / 5,429 (2,033 / 2,299 / 7,047); NewHope-1024 3,751 / 3,794 / 12,212 -> 3,393 /
-  3,545 / 11,257 (3,389 / 3,841 / 11,865).
+- LMUL 2 (``rvv128``, ``rvv256``; 2026-11-28): twelve register groups, so passes of three
+  layers at most; NewHope-512 and -1024 spilled with every plan of two or three passes (26 and
+  more vector spills and reloads) and take four (five for NewHope-1024 at VLEN 256, whose four
+  kept 4). Instructions per call (and vector work, see :mod:`nttgen.bench.icount`) of ntt /
+  intt / polymul, LMUL 1's plan -> LMUL 2's: VLEN 128 ML-KEM 1,172 / 1,381 / 4,477 -> 622
+  (1,099) / 735 (1,318) / 2,363 (4,205); ML-DSA 2,576 / 2,642 / 8,708 -> 1,368 (2,387) /
+  1,416 (2,501) / 4,617 (8,092); NewHope-1024 6,560 / 7,033 / 21,969 -> 3,766 (6,895) / 3,832
+  (7,123) / 12,284 (22,537); VLEN 256 ML-KEM 579 / 676 / 2,218 -> 317 (562) / 377 (682) / 1,213
+  (2,161); NewHope-1024 3,396 / 3,548 / 11,260 -> 2,148 (3,820) / 2,035 (3,760) / 6,803
+  (12,224). The whole table is in ``docs/measurements.md``.
+- LMUL 1 (``rvv128m1``, ``rvv256m1``; 2026-11-28), ntt / intt / polymul, heuristic plan ->
+  chosen (VLEN-agnostic ``rvv`` at the same VLEN). Two passes of 16 registers executed fewer
+  still for the n = 256 rings, 1-4 % below the VLEN-agnostic code, but spilled 1-4 vector
+  registers.
+
+  - VLEN 128: ML-KEM 1,223 / 1,396 / 4,594 -> 1,169 / 1,378 / 4,474 (1,082 / 1,264 / 4,272);
+    ML-DSA 2,626 / 2,684 / 8,850 -> 2,573 / 2,639 / 8,705 (2,466 / 2,600 / 8,746); NewHope-512
+    3,191 / 3,358 / 10,654 -> 3,112 / 3,359 / 10,503 (3,065 / 3,471 / 10,955); NewHope-1024
+    7,153 / 7,425 / 23,547 -> 6,557 / 7,030 / 21,966 (6,674 / 7,565 / 23,387). Kyber-r1 keeps
+    the heuristic plan (1,418 / 1,490 / 4,788; the best without spills, 4,773, has a slower
+    inverse; agnostic 1,331 / 1,504 / 4,762).
+  - VLEN 256: ML-KEM 610 / 704 / 2,349 -> 576 / 673 / 2,215 (576 / 665 / 2,257); Kyber-r1
+    723 / 766 / 2,451 -> 686 / 756 / 2,373 (716 / 784 / 2,515); ML-DSA 1,368 / 1,416 / 4,617
+    -> 1,345 / 1,382 / 4,543 (1,298 / 1,370 / 4,576); NewHope-512 1,704 / 1,740 / 5,613 ->
+    1,628 / 1,702 / 5,429 (2,033 / 2,299 / 7,047); NewHope-1024 3,751 / 3,794 / 12,212 ->
+    3,393 / 3,545 / 11,257 (3,389 / 3,841 / 11,865).
 """
 
 from __future__ import annotations
@@ -99,26 +111,41 @@ def _unrolled_or_loops(ring: str, isa: str) -> dict[str, object]:
 # 26,117 -> 21,120, 76,753 -> 62,905; ``rvv256`` 10,683 -> 9,164, 12,097 -> 11,001, 35,365 ->
 # 31,342 (the unrolled passes spill). AVX2 and AVX-512 keep the heuristic plan there
 # (unmeasured on such rings); AVX-512 with the presets' ``blocks`` shuffles (see above).
+_RVV_INDEXED = tuple(f"rvv{v}{m}" for v in (128, 256) for m in ("", "m1", "m4"))
+"""The VLEN-specialised RVV backends whose presets take the indexed loads and the chunk loops:
+the default LMUL (2), LMUL 1 and LMUL 4."""
+
 ISA_DEFAULTS: dict[str, dict[str, object]] = {
     "avx512": {"shuffles": "blocks"},
     "neon": _LOOPS_T,
-    "rvv128": _LOOPS_T,
-    "rvv256": _LOOPS_T,
+    **{isa: _LOOPS_T for isa in _RVV_INDEXED},
 }
 """Measured choices for the rings that have no preset's shape, per SIMD ISA."""
 
 # (layers per pass, extra register slots per pass) of the VLEN-specialised RVV backends, see
 # the module docstring
 _RVV_PLANS: dict[tuple[str, str], tuple[tuple[int, ...], tuple[int, ...]]] = {
-    ("mlkem", "rvv128"): ((2, 2, 3), (1, 0, 0)),
-    ("mlkem", "rvv256"): ((2, 2, 3), (0, 0, 0)),
-    ("kyber-r1", "rvv256"): ((2, 2, 4), (1, 0, 0)),
-    ("mldsa", "rvv128"): ((2, 2, 4), (1, 0, 0)),
-    ("mldsa", "rvv256"): ((1, 3, 4), (1, 0, 0)),
-    ("newhope512", "rvv128"): ((3, 2, 4), (1, 0, 0)),
-    ("newhope512", "rvv256"): ((3, 2, 4), (0, 0, 0)),
-    ("newhope1024", "rvv128"): ((3, 3, 4), (0, 0, 0)),
-    ("newhope1024", "rvv256"): ((3, 3, 4), (0, 0, 0)),
+    # LMUL 2 (the default), from ``scripts/tune.py rvv128|rvv256``, see the module docstring
+    ("mlkem", "rvv128"): ((3, 2, 2), (0, 0, 0)),
+    ("mlkem", "rvv256"): ((2, 3, 2), (0, 0, 0)),
+    ("kyber-r1", "rvv128"): ((3, 2, 3), (0, 0, 0)),
+    ("kyber-r1", "rvv256"): ((3, 2, 3), (0, 0, 0)),
+    ("mldsa", "rvv128"): ((2, 3, 3), (1, 0, 0)),
+    ("mldsa", "rvv256"): ((2, 1, 3, 2), (1, 0, 0, 0)),
+    ("newhope512", "rvv128"): ((2, 2, 2, 3), (1, 0, 0, 0)),
+    ("newhope512", "rvv256"): ((2, 2, 2, 3), (0, 0, 0, 0)),
+    ("newhope1024", "rvv128"): ((3, 2, 2, 3), (0, 0, 0, 0)),
+    ("newhope1024", "rvv256"): ((2, 2, 2, 1, 3), (0, 0, 0, 0, 0)),
+    # LMUL 1
+    ("mlkem", "rvv128m1"): ((2, 2, 3), (1, 0, 0)),
+    ("mlkem", "rvv256m1"): ((2, 2, 3), (0, 0, 0)),
+    ("kyber-r1", "rvv256m1"): ((2, 2, 4), (1, 0, 0)),
+    ("mldsa", "rvv128m1"): ((2, 2, 4), (1, 0, 0)),
+    ("mldsa", "rvv256m1"): ((1, 3, 4), (1, 0, 0)),
+    ("newhope512", "rvv128m1"): ((3, 2, 4), (1, 0, 0)),
+    ("newhope512", "rvv256m1"): ((3, 2, 4), (0, 0, 0)),
+    ("newhope1024", "rvv128m1"): ((3, 3, 4), (0, 0, 0)),
+    ("newhope1024", "rvv256m1"): ((3, 3, 4), (0, 0, 0)),
 }
 
 TUNED: dict[tuple[str, str], dict[str, object]] = {
@@ -146,7 +173,7 @@ TUNED: dict[tuple[str, str], dict[str, object]] = {
             ),
         }
         for ring in _PRESETS
-        for isa in ("rvv128", "rvv256")
+        for isa in _RVV_INDEXED
     },
 }
 

@@ -160,9 +160,15 @@ class Isa(ABC):
         if n < 2 * lanes:
             return (
                 f"{cls.name} holds {lanes} lanes of {lane.bits} bits per vector and needs "
-                f"n >= {2 * lanes}; n = {n} is too small (use isa='c')"
+                f"n >= {2 * lanes}; n = {n} is too small (use {cls.small_ring_isas()})"
             )
         return None
+
+    @classmethod
+    def small_ring_isas(cls) -> str:
+        """What to use instead for a ring too small for this ISA's vectors, as the error
+        message says it."""
+        return "isa='c'"
 
     @classmethod
     def has_wide_values(cls, lane: LaneType) -> bool:

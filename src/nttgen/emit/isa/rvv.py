@@ -13,8 +13,9 @@ Every intrinsic takes the vector length ``vl``: a constant in the VLEN-specialis
 (``rvv``, :mod:`nttgen.emit.strip_emit`). The helpers take it as their last parameter, so both
 share them.
 
-Backends (names; ``m2``/``m4``/``m8`` appended choose LMUL, the register-group size, e.g.
-``rvv128m2``; see :data:`nttgen.emit.isa.rvv_backends.DEFAULT_LMUL`):
+Backends (names; ``m1``/``m2``/``m4``/``m8`` appended choose LMUL, the register-group size, e.g.
+``rvv128m1``; without, LMUL 2 for ``rvv<V>`` and 1 for ``rvv``: see
+:data:`nttgen.emit.isa.rvv_backends.FIXED_DEFAULT_LMUL`):
 
 * ``rvv<V>``: code for VLEN = V, ``V * LMUL / SEW`` lanes per value, ``32 / LMUL`` register
   groups, the layout planner's merged passes and in-register shuffles. It runs on every core

@@ -57,6 +57,12 @@ class RvvFixed(RvvOps):
         """A register group's lanes at this VLEN and LMUL."""
         return cls.vlen * cls.lmul // lane.bits
 
+    @classmethod
+    def small_ring_isas(cls) -> str:
+        """The VLEN-agnostic code runs any ring; smaller register groups hold fewer lanes."""
+        smaller = f" or isa='rvv{cls.vlen}m1'" if cls.lmul > 1 else ""
+        return f"isa='rvv'{smaller}"
+
     @property
     def vl_expr(self) -> C.Expr:
         """The constant vector length: every lane of the group."""
@@ -266,13 +272,30 @@ class RvvAgnostic(RvvOps):
         return call(f"__riscv_vsetvl_e{self.lane.bits}m{self.lmul}", avl)
 
 
-DEFAULT_LMUL = 1
-"""The register-group size of a name without ``m<LMUL>``. Larger groups execute far fewer
-instructions under QEMU (VLEN 128, ``rvv128`` against ``rvv128m4``, tuned plan: ML-KEM ntt
-1,382 against 431, polymul 4,849 against 1,744; ML-DSA ntt 2,871 against 947), but each LMUL-4
-instruction covers four registers, so the register operations may rise (ML-KEM ntt 1,382 against
-up to 4 x 431 = 1,724): which is faster depends on how a core sequences register groups, which an
-instruction count cannot see. Until cycles on hardware settle it, the default stays LMUL 1."""
+FIXED_DEFAULT_LMUL = 2
+"""The register-group size of a VLEN-specialised name without ``m<LMUL>`` (``rvv128``,
+``rvv256``). Each LMUL-2 instruction covers two registers, and with pass plans tuned for twelve
+register groups (:mod:`nttgen.tuning`) LMUL 2 executes 37-53 % fewer instructions than LMUL 1
+for every preset, op and VLEN, with less vector work (each vector instruction counted per
+register of its group, :mod:`nttgen.bench.icount`) in all but the transforms of NewHope-512 and
+-1024 (up to 9 % more). QEMU, clang-19 -O3, 2026-11-28, LMUL 1 -> 2, instructions (vector work):
+
+- VLEN 128, ML-KEM ntt 1,172 (1,172) -> 622 (1,099), basemul_acc k = 3 1,821 (2,205) -> 921
+  (1,769), polymul 4,477 (4,501) -> 2,363 (4,205); ML-DSA basemul 717 (717) -> 365 (621),
+  polymul 8,708 (8,708) -> 4,617 (8,092).
+- VLEN 256, ML-KEM polymul 2,218 (2,230) -> 1,213 (2,161); NewHope-1024 ntt 3,396 (3,492) ->
+  2,148 (3,820), polymul 11,260 (11,568) -> 6,803 (12,224).
+
+LMUL 4 and 8 cut the instructions further but do more vector work (ML-KEM ntt at VLEN 128:
+430 instructions and 1,417 work at LMUL 4, 393 and 1,891 at LMUL 8: whole-register moves,
+register groups loaded to use part of them). A core that issues one instruction per cycle into
+a vector unit as wide as VLEN needs about the larger of the two counts in cycles, so LMUL 2 is
+the default; ``m1`` names keep LMUL 1."""
+
+AGNOSTIC_DEFAULT_LMUL = 1
+"""The register-group size of ``rvv`` without ``m<LMUL>``. Its strip-mined loops at LMUL 2 do
+up to 25 % more vector work than at LMUL 1 (ML-KEM ntt, VLEN 128: 1,082 instructions and
+vector work 1,082 at LMUL 1; 774 and 1,352 at LMUL 2), so it stays at LMUL 1."""
 
 FIXED_PLAN_REGISTERS = 24
 """The registers (at LMUL 1) the layout planner may fill in the VLEN-specialised backends: the
@@ -292,7 +315,8 @@ _CLASSES: dict[str, type[RvvOps]] = {}
 
 def rvv_class(name: str) -> type[RvvOps]:
     """The RVV backend called ``name``: ``rvv`` (VLEN-agnostic) or ``rvv<VLEN>``, optionally
-    followed by ``m<LMUL>`` (LMUL 1, 2, 4 or 8, else :data:`DEFAULT_LMUL`; VLEN a power of two
+    followed by ``m<LMUL>`` (LMUL 1, 2, 4 or 8, else :data:`FIXED_DEFAULT_LMUL` or
+    :data:`AGNOSTIC_DEFAULT_LMUL`; VLEN a power of two
     from 128 to 1024)."""
     if name in _CLASSES:
         return _CLASSES[name]
@@ -300,7 +324,8 @@ def rvv_class(name: str) -> type[RvvOps]:
     if not m:
         raise UnknownNameError(f"not an RVV backend name: {name!r}")
     vlen = int(m.group(1)) if m.group(1) else None
-    lmul = int(m.group(2) or DEFAULT_LMUL)
+    default = AGNOSTIC_DEFAULT_LMUL if vlen is None else FIXED_DEFAULT_LMUL
+    lmul = int(m.group(2)) if m.group(2) else default
     if lmul not in (1, 2, 4, 8):
         raise UnknownNameError(f"{name}: LMUL must be 1, 2, 4 or 8, not {lmul}")
     if vlen is not None and vlen not in (128, 256, 512, 1024):
