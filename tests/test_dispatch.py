@@ -422,6 +422,7 @@ def test_the_front_ends_ast_nodes_break_lines_as_clang_format_does(tmp_path: Pat
         C.FuncPtr("void", f"{long}_ptr", (C.Param("int32_t", "r", "1024"), C.Param("size_t", "k"))),
     )
     row = tuple(C.Name(f"{long}_{i}") for i in range(4))
+    signature = (("int16_t", "r"), ("const int16_t", "a"), ("const int16_t", "b"))
     unit = C.Unit(
         [
             C.ShortComment("short"),
@@ -431,9 +432,26 @@ def test_the_front_ends_ast_nodes_break_lines_as_clang_format_does(tmp_path: Pat
             C.Global("const char", "*text", "", C.Str("t")),
             C.InitArray("int", "rows", (C.InitRow(row, "G"), C.InitRow((C.Int(1),)))),
             C.FuncDef("int", "f", (), body),
+            # a signature whose parameters pack onto two lines keeps them after its name; one
+            # that would take three breaks after the return type instead
+            C.FuncDef(
+                "vint32m2_t",
+                "nttgen_mldsa_rvv128_montmul",
+                tuple(C.Param("vint32m2_t", v) for v in ("a", "z", "zq", "w", "x")),
+                (C.Return(C.Name("a")),),
+                storage="static inline",
+            ),
+            C.FuncDef(
+                "void",
+                "nttgen_newhope512_rvv256_basemul_inner",
+                tuple(C.Param(t, v, "512") for t, v in signature),
+                (C.ExprStmt(C.Cast("void", C.Name("r"))),),
+                storage="static NTTGEN_NOINLINE",
+            ),
         ]
     )
     text = unit.render()
+    assert "static NTTGEN_NOINLINE void\nnttgen_newhope512_rvv256_basemul_inner(int16_t" in text
     assert "if (a_rather_long_identifier_to_force_line_breaks_x == 1 &&\n" in text
     assert "    /* a_rather" in text  # the trailing comment moved above its statement
     (tmp_path / "nodes.c").write_text(text)

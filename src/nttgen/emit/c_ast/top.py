@@ -286,11 +286,13 @@ def _signature(f: FuncDef) -> list[str]:
     if len(one) <= COLUMNS:
         return [one]
     # Bin-pack the parameters after the open parenthesis, as clang-format does; where a
-    # parameter would still overflow, clang-format breaks after the return type instead.
+    # parameter would still overflow, or the packing takes two breaks where one after the
+    # return type leaves the rest on one line (its penalties: 60 for the return type's line,
+    # more for two breaks among parameters), clang-format breaks after the return type.
     packed = bin_pack(head, ps, end)
-    if all(len(line) <= COLUMNS for line in packed):
-        return packed
     rest = f"{f.name}(" + ", ".join(ps) + end
+    if all(len(line) <= COLUMNS for line in packed) and (len(packed) <= 2 or len(rest) > COLUMNS):
+        return packed
     if len(rest) <= COLUMNS:
         return [f"{storage}{f.ret}", rest]
     return [f"{storage}{f.ret}", *bin_pack(f"{f.name}(", ps, end)]
