@@ -97,6 +97,38 @@ def test_lmul_variants(ring, isa: str) -> None:  # type: ignore[no-untyped-def]
     assert np.array_equal(np.mod(got.astype(object) - want, ring.q), np.zeros(ring.n, object))
 
 
+@pytest.mark.parametrize("vlen", [128, 256])
+def test_complete_ntt_products_run_on_larger_register_groups(vlen: int) -> None:
+    """A complete NTT's base multiplications (element-wise, in any memory order) are built for
+    and emitted by the backend with register groups of four (``nttgen.tuning.PRODUCT_GROUPS``)
+    inside the LMUL-2 file: their own helpers, their own vector types, the same results as the
+    portable C; the unfused polymul keeps calling the file's own basemul. Degree-2 factors
+    (ML-KEM) keep theirs: the pairs' roots follow the memory order."""
+    require_isa("rvv")
+    isa = f"rvv{vlen}"
+    ring = PRESETS["mldsa"]
+    ks = kernel_set(ring, isa)
+    ops = ("basemul", "basemul_acc", "basemul_cache", "basemul_acc_cached")
+    assert ks.guests == dict.fromkeys(ops, f"{isa}m4")
+    assert not kernel_set(PRESETS["mlkem"], isa).guests
+    src = generate(ring, isa).source
+    body = src.split(f"void nttgen_mldsa_{isa}_basemul(", 1)[1].split("\n}\n", 1)[0]
+    assert "vint32m4_t" in body and f"nttgen_mldsa_{isa}_{isa}m4_montmul_var(" in body
+    assert "vint32m2_t" not in body
+    assert f"nttgen_mldsa_{isa}_basemul_inner(" in src.split(f"void nttgen_mldsa_{isa}_polymul(")[1]
+    k = nttgen.load(ring, isa, vlen=vlen)
+    portable = nttgen.load(ring, "c", arch="riscv64")
+    rng = np.random.default_rng(vlen)
+    a = rng.integers(-(ring.q - 1), ring.q, size=(5, ring.n))
+    b = np.stack([k.ntt(rng.integers(0, ring.q, size=ring.n)) for _ in range(5)])
+    for got, want in (
+        (k.basemul(a[0], b[0]), portable.basemul(a[0], b[0])),
+        (k.basemul_acc(a, b), portable.basemul_acc(a, b)),
+        (k.basemul_acc_cached(a, b, k.basemul_cache(b)), portable.basemul_acc(a, b)),
+    ):
+        assert np.array_equal(np.mod(got - want, ring.q), np.zeros(ring.n, dtype=got.dtype))
+
+
 SPILLS = re.compile(r"\bv(s\d+r\.v|l\d+re\d+\.v)\b")
 
 

@@ -10,6 +10,8 @@
  *         this ISA's native order: address bit p holds index bit perm[p], perm = [5, 6, 3, 7, 4, 0,
  *           1, 2]
  * ISA:    RISC-V Vector 1.0 for VLEN >= 128 (LMUL=2); 16 lane(s) of 16 bits per value
+ *         basemul, basemul_acc, basemul_cache, basemul_acc_cached: 32 lane(s) (RISC-V Vector 1.0
+ *           for VLEN >= 128 (LMUL=4))
  * Lanes:  beta = 2^16; q^-1 mod beta = -7679; beta mod q = -3593; Barrett v = 17474, shift 27
  * Ranges: inclusive [lo, hi], proven by nttgen's interval analysis for every input in
  *         the stated input range. "times beta^-1": the Montgomery factor.
@@ -21,21 +23,21 @@
  *       coefficient reductions: 128
  *   nttgen_kyber_r1_rvv128_basemul: base multiplication: r = a o b * beta^-1
  *       a in [-18519, 18519], b in [-18519, 18519] -> r in [-9073, 9073]
- *       ops: load 32, store 16, montmul_var 16
+ *       ops: load 16, store 8, montmul_var 8
  *   nttgen_kyber_r1_rvv128_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
  *       a in [-18519, 18519], b in [-18519, 18519] -> r in [-3840, 3840]
- *       ops: load 32, store 16, montmul_var 16, barrett 16
+ *       ops: load 16, store 8, montmul_var 8, barrett 8
  *       coefficient reductions: 256
  *   nttgen_kyber_r1_rvv128_basemul_cache: multiplication cache of b, for basemul_acc_cached: what
  *     every product by b would recompute (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1
  *     mod beta)
  *       b in [-18519, 18519] -> cache in [-32768, 32767]
- *       ops: load 16, store 16, mullo 16, const 16
+ *       ops: load 8, store 8, mullo 8, const 8
  *   nttgen_kyber_r1_rvv128_basemul_acc_cached: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs,
  *     given the caches of the b_i (basemul_cache), stored one after another
  *       a in [-7680, 7680], b in [-18519, 18519], cache in [-32768, 32767] -> r in [-3840, 3840]
- *       ops: load 32, store 16, montmul_var 16, barrett 16
+ *       ops: load 16, store 8, montmul_var 8, barrett 8
  *       coefficient reductions: 256
  *   nttgen_kyber_r1_rvv128_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-9073, 9073] -> a in [-5415, 5415]
@@ -164,6 +166,26 @@ static inline vint16m2_t nttgen_kyber_r1_rvv128_barrett(vint16m2_t a, size_t vl)
 static inline vint16m2_t nttgen_kyber_r1_rvv128_cond_add_q(vint16m2_t a, size_t vl) {
     const vint16m2_t mask = __riscv_vsra_vx_i16m2(a, 15, vl);
     return __riscv_vadd_vv_i16m2(a, __riscv_vand_vx_i16m2(mask, 7681, vl), vl);
+}
+
+/*
+ * Signed Montgomery product (a*b - m*q) / 2^16, m = lo(a*b)*q^-1 mod 2^16.
+ */
+static inline vint16m4_t nttgen_kyber_r1_rvv128_rvv128m4_montmul_var(vint16m4_t a, vint16m4_t b,
+                                                                     size_t vl) {
+    const vint16m4_t hi = __riscv_vmulh_vv_i16m4(a, b, vl);
+    const vint16m4_t m = __riscv_vmul_vx_i16m4(__riscv_vmul_vv_i16m4(a, b, vl), -7679, vl);
+    return __riscv_vsub_vv_i16m4(hi, __riscv_vmulh_vx_i16m4(m, 7681, vl), vl);
+}
+
+/*
+ * Signed Barrett reduction: t = round(hi(a*17474) / 2^11) by vssra with round-to-nearest-up,
+ * then a - t*q by vnmsac.
+ */
+static inline vint16m4_t nttgen_kyber_r1_rvv128_rvv128m4_barrett(vint16m4_t a, size_t vl) {
+    const vint16m4_t t =
+        __riscv_vssra_vx_i16m4(__riscv_vmulh_vx_i16m4(a, 17474, vl), 11, __RISCV_VXRM_RNU, vl);
+    return __riscv_vnmsac_vx_i16m4(a, 7681, t, vl);
 }
 
 // twiddles zeta_k = r^brv(k), Montgomery form, pairs (z, z*q^-1 mod beta), in consumption order: as
@@ -529,16 +551,18 @@ void nttgen_kyber_r1_rvv128_ntt(int16_t a[256]) {
 }
 
 /*
- * base multiplication: r = a o b * beta^-1
+ * r <- a o b in this ISA's own register groups (polymul's helper where the entry point runs on
+ *   larger ones)
  *
  * Input:  a, b: NTT domain, native order
- * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
+ * Output: r: NTT domain, native order, times beta^-1
  * r[256]: on exit in [-9073, 9073]
  * a[256]: on entry in [-18519, 18519]
  * b[256]: on entry in [-18519, 18519]
  * Ops per call: load 32, store 16, montmul_var 16
  */
-void nttgen_kyber_r1_rvv128_basemul(int16_t r[256], const int16_t a[256], const int16_t b[256]) {
+static NTTGEN_NOINLINE void
+nttgen_kyber_r1_rvv128_basemul_inner(int16_t r[256], const int16_t a[256], const int16_t b[256]) {
 #ifdef NTTGEN_DEBUG
     nttgen_kyber_r1_rvv128_assert_range(a, 256, -18519, 18519);
     nttgen_kyber_r1_rvv128_assert_range(b, 256, -18519, 18519);
@@ -613,6 +637,58 @@ void nttgen_kyber_r1_rvv128_basemul(int16_t r[256], const int16_t a[256], const 
 }
 
 /*
+ * base multiplication: r = a o b * beta^-1
+ *
+ * Input:  a, b: NTT domain, native order
+ * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
+ * r[256]: on exit in [-9073, 9073]
+ * a[256]: on entry in [-18519, 18519]
+ * b[256]: on entry in [-18519, 18519]
+ * Ops per call: load 16, store 8, montmul_var 8
+ */
+void nttgen_kyber_r1_rvv128_basemul(int16_t r[256], const int16_t a[256], const int16_t b[256]) {
+#ifdef NTTGEN_DEBUG
+    nttgen_kyber_r1_rvv128_assert_range(a, 256, -18519, 18519);
+    nttgen_kyber_r1_rvv128_assert_range(b, 256, -18519, 18519);
+#endif
+    const vint16m4_t a_0 = __riscv_vle16_v_i16m4(&a[0], 32);
+    const vint16m4_t b_0 = __riscv_vle16_v_i16m4(&b[0], 32);
+    const vint16m4_t p_0 = nttgen_kyber_r1_rvv128_rvv128m4_montmul_var(a_0, b_0, 32);
+    __riscv_vse16_v_i16m4(&r[0], p_0, 32);
+    const vint16m4_t a_1 = __riscv_vle16_v_i16m4(&a[32], 32);
+    const vint16m4_t b_1 = __riscv_vle16_v_i16m4(&b[32], 32);
+    const vint16m4_t p_1 = nttgen_kyber_r1_rvv128_rvv128m4_montmul_var(a_1, b_1, 32);
+    __riscv_vse16_v_i16m4(&r[32], p_1, 32);
+    const vint16m4_t a_2 = __riscv_vle16_v_i16m4(&a[64], 32);
+    const vint16m4_t b_2 = __riscv_vle16_v_i16m4(&b[64], 32);
+    const vint16m4_t p_2 = nttgen_kyber_r1_rvv128_rvv128m4_montmul_var(a_2, b_2, 32);
+    __riscv_vse16_v_i16m4(&r[64], p_2, 32);
+    const vint16m4_t a_3 = __riscv_vle16_v_i16m4(&a[96], 32);
+    const vint16m4_t b_3 = __riscv_vle16_v_i16m4(&b[96], 32);
+    const vint16m4_t p_3 = nttgen_kyber_r1_rvv128_rvv128m4_montmul_var(a_3, b_3, 32);
+    __riscv_vse16_v_i16m4(&r[96], p_3, 32);
+    const vint16m4_t a_4 = __riscv_vle16_v_i16m4(&a[128], 32);
+    const vint16m4_t b_4 = __riscv_vle16_v_i16m4(&b[128], 32);
+    const vint16m4_t p_4 = nttgen_kyber_r1_rvv128_rvv128m4_montmul_var(a_4, b_4, 32);
+    __riscv_vse16_v_i16m4(&r[128], p_4, 32);
+    const vint16m4_t a_5 = __riscv_vle16_v_i16m4(&a[160], 32);
+    const vint16m4_t b_5 = __riscv_vle16_v_i16m4(&b[160], 32);
+    const vint16m4_t p_5 = nttgen_kyber_r1_rvv128_rvv128m4_montmul_var(a_5, b_5, 32);
+    __riscv_vse16_v_i16m4(&r[160], p_5, 32);
+    const vint16m4_t a_6 = __riscv_vle16_v_i16m4(&a[192], 32);
+    const vint16m4_t b_6 = __riscv_vle16_v_i16m4(&b[192], 32);
+    const vint16m4_t p_6 = nttgen_kyber_r1_rvv128_rvv128m4_montmul_var(a_6, b_6, 32);
+    __riscv_vse16_v_i16m4(&r[192], p_6, 32);
+    const vint16m4_t a_7 = __riscv_vle16_v_i16m4(&a[224], 32);
+    const vint16m4_t b_7 = __riscv_vle16_v_i16m4(&b[224], 32);
+    const vint16m4_t p_7 = nttgen_kyber_r1_rvv128_rvv128m4_montmul_var(a_7, b_7, 32);
+    __riscv_vse16_v_i16m4(&r[224], p_7, 32);
+#ifdef NTTGEN_DEBUG
+    nttgen_kyber_r1_rvv128_assert_range(r, 256, -9073, 9073);
+#endif
+}
+
+/*
  * r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of polynomials stored one after another
  *
  * Input:  a, b: k polynomials each, NTT domain, native order
@@ -621,7 +697,7 @@ void nttgen_kyber_r1_rvv128_basemul(int16_t r[256], const int16_t a[256], const 
  * a[256 x k]: on entry in [-18519, 18519]
  * b[256 x k]: on entry in [-18519, 18519]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 32, store 16, montmul_var 16, barrett 16
+ * Ops per call: load 16, store 8, montmul_var 8, barrett 8
  */
 void nttgen_kyber_r1_rvv128_basemul_acc(int16_t r[256], const int16_t *a, const int16_t *b,
                                         size_t k) {
@@ -630,64 +706,38 @@ void nttgen_kyber_r1_rvv128_basemul_acc(int16_t r[256], const int16_t *a, const 
     nttgen_kyber_r1_rvv128_assert_range(b, k * 256, -18519, 18519);
 #endif
     for (size_t i_0 = 0; i_0 < 8; ++i_0) {
-        const vint16m2_t a_0 = __riscv_vle16_v_i16m2(&a[i_0 * 32], 16);
-        const vint16m2_t b_0 = __riscv_vle16_v_i16m2(&b[i_0 * 32], 16);
-        const vint16m2_t p_0 = nttgen_kyber_r1_rvv128_montmul_var(a_0, b_0, 16);
-        const vint16m2_t a_1 = __riscv_vle16_v_i16m2(&a[i_0 * 32] + 16, 16);
-        const vint16m2_t b_1 = __riscv_vle16_v_i16m2(&b[i_0 * 32] + 16, 16);
-        const vint16m2_t p_1 = nttgen_kyber_r1_rvv128_montmul_var(a_1, b_1, 16);
-        vint16m2_t acc_0 = p_0;
-        vint16m2_t acc_1 = p_1;
+        const vint16m4_t a_0 = __riscv_vle16_v_i16m4(&a[i_0 * 32], 32);
+        const vint16m4_t b_0 = __riscv_vle16_v_i16m4(&b[i_0 * 32], 32);
+        const vint16m4_t p_0 = nttgen_kyber_r1_rvv128_rvv128m4_montmul_var(a_0, b_0, 32);
+        vint16m4_t acc_0 = p_0;
         for (size_t i_1 = 0; (i_1 < 2) & ((i_1 + 1) < k); ++i_1) {
-            const vint16m2_t a_2 = __riscv_vle16_v_i16m2(&a[i_1 * 256 + i_0 * 32] + 256, 16);
-            const vint16m2_t b_2 = __riscv_vle16_v_i16m2(&b[i_1 * 256 + i_0 * 32] + 256, 16);
-            const vint16m2_t p_2 = nttgen_kyber_r1_rvv128_montmul_var(a_2, b_2, 16);
-            const vint16m2_t a_3 = __riscv_vle16_v_i16m2(&a[i_1 * 256 + i_0 * 32] + 272, 16);
-            const vint16m2_t b_3 = __riscv_vle16_v_i16m2(&b[i_1 * 256 + i_0 * 32] + 272, 16);
-            const vint16m2_t p_3 = nttgen_kyber_r1_rvv128_montmul_var(a_3, b_3, 16);
-            const vint16m2_t acc_2 = __riscv_vadd_vv_i16m2(acc_0, p_2, 16);
-            acc_0 = acc_2;
-            const vint16m2_t acc_3 = __riscv_vadd_vv_i16m2(acc_1, p_3, 16);
-            acc_1 = acc_3;
+            const vint16m4_t a_1 = __riscv_vle16_v_i16m4(&a[i_1 * 256 + i_0 * 32] + 256, 32);
+            const vint16m4_t b_1 = __riscv_vle16_v_i16m4(&b[i_1 * 256 + i_0 * 32] + 256, 32);
+            const vint16m4_t p_1 = nttgen_kyber_r1_rvv128_rvv128m4_montmul_var(a_1, b_1, 32);
+            const vint16m4_t acc_1 = __riscv_vadd_vv_i16m4(acc_0, p_1, 32);
+            acc_0 = acc_1;
         }
-        vint16m2_t acc_4 = acc_0;
-        vint16m2_t acc_5 = acc_1;
+        vint16m4_t acc_2 = acc_0;
         for (size_t g_0 = 0; (3 * g_0 + 3) < k; ++g_0) {
-            const vint16m2_t a_4 = __riscv_vle16_v_i16m2(&a[g_0 * 768 + i_0 * 32] + 768, 16);
-            const vint16m2_t b_4 = __riscv_vle16_v_i16m2(&b[g_0 * 768 + i_0 * 32] + 768, 16);
-            const vint16m2_t p_4 = nttgen_kyber_r1_rvv128_montmul_var(a_4, b_4, 16);
-            const vint16m2_t a_5 = __riscv_vle16_v_i16m2(&a[g_0 * 768 + i_0 * 32] + 784, 16);
-            const vint16m2_t b_5 = __riscv_vle16_v_i16m2(&b[g_0 * 768 + i_0 * 32] + 784, 16);
-            const vint16m2_t p_5 = nttgen_kyber_r1_rvv128_montmul_var(a_5, b_5, 16);
-            vint16m2_t acc_6 = p_4;
-            vint16m2_t acc_7 = p_5;
+            const vint16m4_t a_2 = __riscv_vle16_v_i16m4(&a[g_0 * 768 + i_0 * 32] + 768, 32);
+            const vint16m4_t b_2 = __riscv_vle16_v_i16m4(&b[g_0 * 768 + i_0 * 32] + 768, 32);
+            const vint16m4_t p_2 = nttgen_kyber_r1_rvv128_rvv128m4_montmul_var(a_2, b_2, 32);
+            vint16m4_t acc_3 = p_2;
             for (size_t i_2 = 0; (i_2 < 2) & ((i_2 + (g_0 * 3 + 4)) < k); ++i_2) {
-                const vint16m2_t a_6 =
-                    __riscv_vle16_v_i16m2(&a[g_0 * 768 + i_2 * 256 + i_0 * 32] + 1024, 16);
-                const vint16m2_t b_6 =
-                    __riscv_vle16_v_i16m2(&b[g_0 * 768 + i_2 * 256 + i_0 * 32] + 1024, 16);
-                const vint16m2_t p_6 = nttgen_kyber_r1_rvv128_montmul_var(a_6, b_6, 16);
-                const vint16m2_t a_7 =
-                    __riscv_vle16_v_i16m2(&a[g_0 * 768 + i_2 * 256 + i_0 * 32] + 1040, 16);
-                const vint16m2_t b_7 =
-                    __riscv_vle16_v_i16m2(&b[g_0 * 768 + i_2 * 256 + i_0 * 32] + 1040, 16);
-                const vint16m2_t p_7 = nttgen_kyber_r1_rvv128_montmul_var(a_7, b_7, 16);
-                const vint16m2_t acc_8 = __riscv_vadd_vv_i16m2(acc_6, p_6, 16);
-                acc_6 = acc_8;
-                const vint16m2_t acc_9 = __riscv_vadd_vv_i16m2(acc_7, p_7, 16);
-                acc_7 = acc_9;
+                const vint16m4_t a_3 =
+                    __riscv_vle16_v_i16m4(&a[g_0 * 768 + i_2 * 256 + i_0 * 32] + 1024, 32);
+                const vint16m4_t b_3 =
+                    __riscv_vle16_v_i16m4(&b[g_0 * 768 + i_2 * 256 + i_0 * 32] + 1024, 32);
+                const vint16m4_t p_3 = nttgen_kyber_r1_rvv128_rvv128m4_montmul_var(a_3, b_3, 32);
+                const vint16m4_t acc_4 = __riscv_vadd_vv_i16m4(acc_3, p_3, 32);
+                acc_3 = acc_4;
             }
-            const vint16m2_t red_0 = nttgen_kyber_r1_rvv128_barrett(acc_4, 16);
-            const vint16m2_t acc_10 = __riscv_vadd_vv_i16m2(red_0, acc_6, 16);
-            acc_4 = acc_10;
-            const vint16m2_t red_1 = nttgen_kyber_r1_rvv128_barrett(acc_5, 16);
-            const vint16m2_t acc_11 = __riscv_vadd_vv_i16m2(red_1, acc_7, 16);
-            acc_5 = acc_11;
+            const vint16m4_t red_0 = nttgen_kyber_r1_rvv128_rvv128m4_barrett(acc_2, 32);
+            const vint16m4_t acc_5 = __riscv_vadd_vv_i16m4(red_0, acc_3, 32);
+            acc_2 = acc_5;
         }
-        const vint16m2_t red_2 = nttgen_kyber_r1_rvv128_barrett(acc_4, 16);
-        const vint16m2_t red_3 = nttgen_kyber_r1_rvv128_barrett(acc_5, 16);
-        __riscv_vse16_v_i16m2(&r[i_0 * 32], red_2, 16);
-        __riscv_vse16_v_i16m2(&r[i_0 * 32] + 16, red_3, 16);
+        const vint16m4_t red_1 = nttgen_kyber_r1_rvv128_rvv128m4_barrett(acc_2, 32);
+        __riscv_vse16_v_i16m4(&r[i_0 * 32], red_1, 32);
     }
 #ifdef NTTGEN_DEBUG
     nttgen_kyber_r1_rvv128_assert_range(r, 256, -3840, 3840);
@@ -702,76 +752,44 @@ void nttgen_kyber_r1_rvv128_basemul_acc(int16_t r[256], const int16_t *a, const 
  * Output: cache: this ISA's layout (n/2 entries for degree-2 factors, n for a complete NTT)
  * cache[256]: on exit in [-32768, 32767]
  * b[256]: on entry in [-18519, 18519]
- * Ops per call: load 16, store 16, mullo 16, const 16
+ * Ops per call: load 8, store 8, mullo 8, const 8
  */
 void nttgen_kyber_r1_rvv128_basemul_cache(int16_t cache[256], const int16_t b[256]) {
 #ifdef NTTGEN_DEBUG
     nttgen_kyber_r1_rvv128_assert_range(b, 256, -18519, 18519);
 #endif
-    const vint16m2_t b_0 = __riscv_vle16_v_i16m2(&b[0], 16);
-    const vint16m2_t qinv_0 = __riscv_vmv_v_x_i16m2(-7679, 16);
-    const vint16m2_t bq_0 = __riscv_vmul_vv_i16m2(b_0, qinv_0, 16);
-    __riscv_vse16_v_i16m2(&cache[0], bq_0, 16);
-    const vint16m2_t b_1 = __riscv_vle16_v_i16m2(&b[16], 16);
-    const vint16m2_t qinv_1 = __riscv_vmv_v_x_i16m2(-7679, 16);
-    const vint16m2_t bq_1 = __riscv_vmul_vv_i16m2(b_1, qinv_1, 16);
-    __riscv_vse16_v_i16m2(&cache[16], bq_1, 16);
-    const vint16m2_t b_2 = __riscv_vle16_v_i16m2(&b[32], 16);
-    const vint16m2_t qinv_2 = __riscv_vmv_v_x_i16m2(-7679, 16);
-    const vint16m2_t bq_2 = __riscv_vmul_vv_i16m2(b_2, qinv_2, 16);
-    __riscv_vse16_v_i16m2(&cache[32], bq_2, 16);
-    const vint16m2_t b_3 = __riscv_vle16_v_i16m2(&b[48], 16);
-    const vint16m2_t qinv_3 = __riscv_vmv_v_x_i16m2(-7679, 16);
-    const vint16m2_t bq_3 = __riscv_vmul_vv_i16m2(b_3, qinv_3, 16);
-    __riscv_vse16_v_i16m2(&cache[48], bq_3, 16);
-    const vint16m2_t b_4 = __riscv_vle16_v_i16m2(&b[64], 16);
-    const vint16m2_t qinv_4 = __riscv_vmv_v_x_i16m2(-7679, 16);
-    const vint16m2_t bq_4 = __riscv_vmul_vv_i16m2(b_4, qinv_4, 16);
-    __riscv_vse16_v_i16m2(&cache[64], bq_4, 16);
-    const vint16m2_t b_5 = __riscv_vle16_v_i16m2(&b[80], 16);
-    const vint16m2_t qinv_5 = __riscv_vmv_v_x_i16m2(-7679, 16);
-    const vint16m2_t bq_5 = __riscv_vmul_vv_i16m2(b_5, qinv_5, 16);
-    __riscv_vse16_v_i16m2(&cache[80], bq_5, 16);
-    const vint16m2_t b_6 = __riscv_vle16_v_i16m2(&b[96], 16);
-    const vint16m2_t qinv_6 = __riscv_vmv_v_x_i16m2(-7679, 16);
-    const vint16m2_t bq_6 = __riscv_vmul_vv_i16m2(b_6, qinv_6, 16);
-    __riscv_vse16_v_i16m2(&cache[96], bq_6, 16);
-    const vint16m2_t b_7 = __riscv_vle16_v_i16m2(&b[112], 16);
-    const vint16m2_t qinv_7 = __riscv_vmv_v_x_i16m2(-7679, 16);
-    const vint16m2_t bq_7 = __riscv_vmul_vv_i16m2(b_7, qinv_7, 16);
-    __riscv_vse16_v_i16m2(&cache[112], bq_7, 16);
-    const vint16m2_t b_8 = __riscv_vle16_v_i16m2(&b[128], 16);
-    const vint16m2_t qinv_8 = __riscv_vmv_v_x_i16m2(-7679, 16);
-    const vint16m2_t bq_8 = __riscv_vmul_vv_i16m2(b_8, qinv_8, 16);
-    __riscv_vse16_v_i16m2(&cache[128], bq_8, 16);
-    const vint16m2_t b_9 = __riscv_vle16_v_i16m2(&b[144], 16);
-    const vint16m2_t qinv_9 = __riscv_vmv_v_x_i16m2(-7679, 16);
-    const vint16m2_t bq_9 = __riscv_vmul_vv_i16m2(b_9, qinv_9, 16);
-    __riscv_vse16_v_i16m2(&cache[144], bq_9, 16);
-    const vint16m2_t b_10 = __riscv_vle16_v_i16m2(&b[160], 16);
-    const vint16m2_t qinv_10 = __riscv_vmv_v_x_i16m2(-7679, 16);
-    const vint16m2_t bq_10 = __riscv_vmul_vv_i16m2(b_10, qinv_10, 16);
-    __riscv_vse16_v_i16m2(&cache[160], bq_10, 16);
-    const vint16m2_t b_11 = __riscv_vle16_v_i16m2(&b[176], 16);
-    const vint16m2_t qinv_11 = __riscv_vmv_v_x_i16m2(-7679, 16);
-    const vint16m2_t bq_11 = __riscv_vmul_vv_i16m2(b_11, qinv_11, 16);
-    __riscv_vse16_v_i16m2(&cache[176], bq_11, 16);
-    const vint16m2_t b_12 = __riscv_vle16_v_i16m2(&b[192], 16);
-    const vint16m2_t qinv_12 = __riscv_vmv_v_x_i16m2(-7679, 16);
-    const vint16m2_t bq_12 = __riscv_vmul_vv_i16m2(b_12, qinv_12, 16);
-    __riscv_vse16_v_i16m2(&cache[192], bq_12, 16);
-    const vint16m2_t b_13 = __riscv_vle16_v_i16m2(&b[208], 16);
-    const vint16m2_t qinv_13 = __riscv_vmv_v_x_i16m2(-7679, 16);
-    const vint16m2_t bq_13 = __riscv_vmul_vv_i16m2(b_13, qinv_13, 16);
-    __riscv_vse16_v_i16m2(&cache[208], bq_13, 16);
-    const vint16m2_t b_14 = __riscv_vle16_v_i16m2(&b[224], 16);
-    const vint16m2_t qinv_14 = __riscv_vmv_v_x_i16m2(-7679, 16);
-    const vint16m2_t bq_14 = __riscv_vmul_vv_i16m2(b_14, qinv_14, 16);
-    __riscv_vse16_v_i16m2(&cache[224], bq_14, 16);
-    const vint16m2_t b_15 = __riscv_vle16_v_i16m2(&b[240], 16);
-    const vint16m2_t qinv_15 = __riscv_vmv_v_x_i16m2(-7679, 16);
-    const vint16m2_t bq_15 = __riscv_vmul_vv_i16m2(b_15, qinv_15, 16);
-    __riscv_vse16_v_i16m2(&cache[240], bq_15, 16);
+    const vint16m4_t b_0 = __riscv_vle16_v_i16m4(&b[0], 32);
+    const vint16m4_t qinv_0 = __riscv_vmv_v_x_i16m4(-7679, 32);
+    const vint16m4_t bq_0 = __riscv_vmul_vv_i16m4(b_0, qinv_0, 32);
+    __riscv_vse16_v_i16m4(&cache[0], bq_0, 32);
+    const vint16m4_t b_1 = __riscv_vle16_v_i16m4(&b[32], 32);
+    const vint16m4_t qinv_1 = __riscv_vmv_v_x_i16m4(-7679, 32);
+    const vint16m4_t bq_1 = __riscv_vmul_vv_i16m4(b_1, qinv_1, 32);
+    __riscv_vse16_v_i16m4(&cache[32], bq_1, 32);
+    const vint16m4_t b_2 = __riscv_vle16_v_i16m4(&b[64], 32);
+    const vint16m4_t qinv_2 = __riscv_vmv_v_x_i16m4(-7679, 32);
+    const vint16m4_t bq_2 = __riscv_vmul_vv_i16m4(b_2, qinv_2, 32);
+    __riscv_vse16_v_i16m4(&cache[64], bq_2, 32);
+    const vint16m4_t b_3 = __riscv_vle16_v_i16m4(&b[96], 32);
+    const vint16m4_t qinv_3 = __riscv_vmv_v_x_i16m4(-7679, 32);
+    const vint16m4_t bq_3 = __riscv_vmul_vv_i16m4(b_3, qinv_3, 32);
+    __riscv_vse16_v_i16m4(&cache[96], bq_3, 32);
+    const vint16m4_t b_4 = __riscv_vle16_v_i16m4(&b[128], 32);
+    const vint16m4_t qinv_4 = __riscv_vmv_v_x_i16m4(-7679, 32);
+    const vint16m4_t bq_4 = __riscv_vmul_vv_i16m4(b_4, qinv_4, 32);
+    __riscv_vse16_v_i16m4(&cache[128], bq_4, 32);
+    const vint16m4_t b_5 = __riscv_vle16_v_i16m4(&b[160], 32);
+    const vint16m4_t qinv_5 = __riscv_vmv_v_x_i16m4(-7679, 32);
+    const vint16m4_t bq_5 = __riscv_vmul_vv_i16m4(b_5, qinv_5, 32);
+    __riscv_vse16_v_i16m4(&cache[160], bq_5, 32);
+    const vint16m4_t b_6 = __riscv_vle16_v_i16m4(&b[192], 32);
+    const vint16m4_t qinv_6 = __riscv_vmv_v_x_i16m4(-7679, 32);
+    const vint16m4_t bq_6 = __riscv_vmul_vv_i16m4(b_6, qinv_6, 32);
+    __riscv_vse16_v_i16m4(&cache[192], bq_6, 32);
+    const vint16m4_t b_7 = __riscv_vle16_v_i16m4(&b[224], 32);
+    const vint16m4_t qinv_7 = __riscv_vmv_v_x_i16m4(-7679, 32);
+    const vint16m4_t bq_7 = __riscv_vmul_vv_i16m4(b_7, qinv_7, 32);
+    __riscv_vse16_v_i16m4(&cache[224], bq_7, 32);
 #ifdef NTTGEN_DEBUG
     nttgen_kyber_r1_rvv128_assert_range(cache, 256, -32768, 32767);
 #endif
@@ -788,7 +806,7 @@ void nttgen_kyber_r1_rvv128_basemul_cache(int16_t cache[256], const int16_t b[25
  * b[256 x k]: on entry in [-18519, 18519]
  * cache[256 x k]: on entry in [-32768, 32767]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 32, store 16, montmul_var 16, barrett 16
+ * Ops per call: load 16, store 8, montmul_var 8, barrett 8
  */
 void nttgen_kyber_r1_rvv128_basemul_acc_cached(int16_t r[256], const int16_t *a, const int16_t *b,
                                                const int16_t *cache, size_t k) {
@@ -799,66 +817,39 @@ void nttgen_kyber_r1_rvv128_basemul_acc_cached(int16_t r[256], const int16_t *a,
     nttgen_kyber_r1_rvv128_assert_range(cache, k * 256, -32768, 32767);
 #endif
     for (size_t i_0 = 0; i_0 < 8; ++i_0) {
-        const vint16m2_t a_0 = __riscv_vle16_v_i16m2(&a[i_0 * 32], 16);
-        const vint16m2_t b_0 = __riscv_vle16_v_i16m2(&b[i_0 * 32], 16);
-        const vint16m2_t p_0 = nttgen_kyber_r1_rvv128_montmul_var(a_0, b_0, 16);
-        const vint16m2_t a_1 = __riscv_vle16_v_i16m2(&a[i_0 * 32] + 16, 16);
-        const vint16m2_t b_1 = __riscv_vle16_v_i16m2(&b[i_0 * 32] + 16, 16);
-        const vint16m2_t p_1 = nttgen_kyber_r1_rvv128_montmul_var(a_1, b_1, 16);
-        vint16m2_t acc_0 = p_0;
-        vint16m2_t acc_1 = p_1;
+        const vint16m4_t a_0 = __riscv_vle16_v_i16m4(&a[i_0 * 32], 32);
+        const vint16m4_t b_0 = __riscv_vle16_v_i16m4(&b[i_0 * 32], 32);
+        const vint16m4_t p_0 = nttgen_kyber_r1_rvv128_rvv128m4_montmul_var(a_0, b_0, 32);
+        vint16m4_t acc_0 = p_0;
         for (size_t i_1 = 0; (i_1 < 4) & ((i_1 + 1) < k); ++i_1) {
-            const vint16m2_t a_2 = __riscv_vle16_v_i16m2(&a[i_1 * 256 + i_0 * 32] + 256, 16);
-            const vint16m2_t b_2 = __riscv_vle16_v_i16m2(&b[i_1 * 256 + i_0 * 32] + 256, 16);
-            const vint16m2_t p_2 = nttgen_kyber_r1_rvv128_montmul_var(a_2, b_2, 16);
-            const vint16m2_t a_3 = __riscv_vle16_v_i16m2(&a[i_1 * 256 + i_0 * 32] + 272, 16);
-            const vint16m2_t b_3 = __riscv_vle16_v_i16m2(&b[i_1 * 256 + i_0 * 32] + 272, 16);
-            const vint16m2_t p_3 = nttgen_kyber_r1_rvv128_montmul_var(a_3, b_3, 16);
-            const vint16m2_t acc_2 = __riscv_vadd_vv_i16m2(acc_0, p_2, 16);
-            acc_0 = acc_2;
-            const vint16m2_t acc_3 = __riscv_vadd_vv_i16m2(acc_1, p_3, 16);
-            acc_1 = acc_3;
+            const vint16m4_t a_1 = __riscv_vle16_v_i16m4(&a[i_1 * 256 + i_0 * 32] + 256, 32);
+            const vint16m4_t b_1 = __riscv_vle16_v_i16m4(&b[i_1 * 256 + i_0 * 32] + 256, 32);
+            const vint16m4_t p_1 = nttgen_kyber_r1_rvv128_rvv128m4_montmul_var(a_1, b_1, 32);
+            const vint16m4_t acc_1 = __riscv_vadd_vv_i16m4(acc_0, p_1, 32);
+            acc_0 = acc_1;
         }
-        vint16m2_t acc_4 = acc_0;
-        vint16m2_t acc_5 = acc_1;
+        vint16m4_t acc_2 = acc_0;
         for (size_t g_0 = 0; (5 * g_0 + 5) < k; ++g_0) {
-            const vint16m2_t a_4 = __riscv_vle16_v_i16m2(&a[g_0 * 1280 + i_0 * 32] + 1280, 16);
-            const vint16m2_t b_4 = __riscv_vle16_v_i16m2(&b[g_0 * 1280 + i_0 * 32] + 1280, 16);
-            const vint16m2_t p_4 = nttgen_kyber_r1_rvv128_montmul_var(a_4, b_4, 16);
-            const vint16m2_t a_5 = __riscv_vle16_v_i16m2(&a[g_0 * 1280 + i_0 * 32] + 1296, 16);
-            const vint16m2_t b_5 = __riscv_vle16_v_i16m2(&b[g_0 * 1280 + i_0 * 32] + 1296, 16);
-            const vint16m2_t p_5 = nttgen_kyber_r1_rvv128_montmul_var(a_5, b_5, 16);
-            vint16m2_t acc_6 = p_4;
-            vint16m2_t acc_7 = p_5;
+            const vint16m4_t a_2 = __riscv_vle16_v_i16m4(&a[g_0 * 1280 + i_0 * 32] + 1280, 32);
+            const vint16m4_t b_2 = __riscv_vle16_v_i16m4(&b[g_0 * 1280 + i_0 * 32] + 1280, 32);
+            const vint16m4_t p_2 = nttgen_kyber_r1_rvv128_rvv128m4_montmul_var(a_2, b_2, 32);
+            vint16m4_t acc_3 = p_2;
             for (size_t i_2 = 0; (i_2 < 4) & ((i_2 + (g_0 * 5 + 6)) < k); ++i_2) {
-                const vint16m2_t a_6 =
-                    __riscv_vle16_v_i16m2(&a[g_0 * 1280 + i_2 * 256 + i_0 * 32] + 1536, 16);
-                const vint16m2_t b_6 =
-                    __riscv_vle16_v_i16m2(&b[g_0 * 1280 + i_2 * 256 + i_0 * 32] + 1536, 16);
-                const vint16m2_t p_6 = nttgen_kyber_r1_rvv128_montmul_var(a_6, b_6, 16);
-                const vint16m2_t a_7 =
-                    __riscv_vle16_v_i16m2(&a[g_0 * 1280 + i_2 * 256 + i_0 * 32] + 1552, 16);
-                const vint16m2_t b_7 =
-                    __riscv_vle16_v_i16m2(&b[g_0 * 1280 + i_2 * 256 + i_0 * 32] + 1552, 16);
-                const vint16m2_t p_7 = nttgen_kyber_r1_rvv128_montmul_var(a_7, b_7, 16);
-                const vint16m2_t acc_8 = __riscv_vadd_vv_i16m2(acc_6, p_6, 16);
-                acc_6 = acc_8;
-                const vint16m2_t acc_9 = __riscv_vadd_vv_i16m2(acc_7, p_7, 16);
-                acc_7 = acc_9;
+                const vint16m4_t a_3 =
+                    __riscv_vle16_v_i16m4(&a[g_0 * 1280 + i_2 * 256 + i_0 * 32] + 1536, 32);
+                const vint16m4_t b_3 =
+                    __riscv_vle16_v_i16m4(&b[g_0 * 1280 + i_2 * 256 + i_0 * 32] + 1536, 32);
+                const vint16m4_t p_3 = nttgen_kyber_r1_rvv128_rvv128m4_montmul_var(a_3, b_3, 32);
+                const vint16m4_t acc_4 = __riscv_vadd_vv_i16m4(acc_3, p_3, 32);
+                acc_3 = acc_4;
             }
-            const vint16m2_t red_0 = nttgen_kyber_r1_rvv128_barrett(acc_6, 16);
-            const vint16m2_t red_1 = nttgen_kyber_r1_rvv128_barrett(acc_4, 16);
-            const vint16m2_t acc_10 = __riscv_vadd_vv_i16m2(red_1, red_0, 16);
-            acc_4 = acc_10;
-            const vint16m2_t red_2 = nttgen_kyber_r1_rvv128_barrett(acc_7, 16);
-            const vint16m2_t red_3 = nttgen_kyber_r1_rvv128_barrett(acc_5, 16);
-            const vint16m2_t acc_11 = __riscv_vadd_vv_i16m2(red_3, red_2, 16);
-            acc_5 = acc_11;
+            const vint16m4_t red_0 = nttgen_kyber_r1_rvv128_rvv128m4_barrett(acc_3, 32);
+            const vint16m4_t red_1 = nttgen_kyber_r1_rvv128_rvv128m4_barrett(acc_2, 32);
+            const vint16m4_t acc_5 = __riscv_vadd_vv_i16m4(red_1, red_0, 32);
+            acc_2 = acc_5;
         }
-        const vint16m2_t red_4 = nttgen_kyber_r1_rvv128_barrett(acc_4, 16);
-        const vint16m2_t red_5 = nttgen_kyber_r1_rvv128_barrett(acc_5, 16);
-        __riscv_vse16_v_i16m2(&r[i_0 * 32], red_4, 16);
-        __riscv_vse16_v_i16m2(&r[i_0 * 32] + 16, red_5, 16);
+        const vint16m4_t red_2 = nttgen_kyber_r1_rvv128_rvv128m4_barrett(acc_2, 32);
+        __riscv_vse16_v_i16m4(&r[i_0 * 32], red_2, 32);
     }
 #ifdef NTTGEN_DEBUG
     nttgen_kyber_r1_rvv128_assert_range(r, 256, -3840, 3840);
@@ -1529,7 +1520,7 @@ void nttgen_kyber_r1_rvv128_polymul(int16_t r[256], const int16_t a[256], const 
 #endif
     nttgen_kyber_r1_rvv128_ntt_from(a_hat, a);
     nttgen_kyber_r1_rvv128_ntt_from(b_hat, b);
-    nttgen_kyber_r1_rvv128_basemul(r, a_hat, b_hat);
+    nttgen_kyber_r1_rvv128_basemul_inner(r, a_hat, b_hat);
     nttgen_kyber_r1_rvv128_intt_reduce(r);
 #ifdef NTTGEN_DEBUG
     nttgen_kyber_r1_rvv128_assert_range(r, 256, 0, 7680);

@@ -10,6 +10,8 @@
  *         this ISA's native order: address bit p holds index bit perm[p], perm = [5, 3, 4, 6, 7, 0,
  *           1, 2]
  * ISA:    RISC-V Vector 1.0 for VLEN >= 256 (LMUL=2); 32 lane(s) of 16 bits per value
+ *         basemul, basemul_acc, basemul_cache, basemul_acc_cached: 64 lane(s) (RISC-V Vector 1.0
+ *           for VLEN >= 256 (LMUL=4))
  * Lanes:  beta = 2^16; q^-1 mod beta = -7679; beta mod q = -3593; Barrett v = 17474, shift 27
  * Ranges: inclusive [lo, hi], proven by nttgen's interval analysis for every input in
  *         the stated input range. "times beta^-1": the Montgomery factor.
@@ -21,21 +23,21 @@
  *       coefficient reductions: 128
  *   nttgen_kyber_r1_rvv256_basemul: base multiplication: r = a o b * beta^-1
  *       a in [-18519, 18519], b in [-18519, 18519] -> r in [-9073, 9073]
- *       ops: load 16, store 8, montmul_var 8
+ *       ops: load 8, store 4, montmul_var 4
  *   nttgen_kyber_r1_rvv256_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
  *       a in [-18519, 18519], b in [-18519, 18519] -> r in [-3840, 3840]
- *       ops: load 16, store 8, montmul_var 8, barrett 8
+ *       ops: load 8, store 4, montmul_var 4, barrett 4
  *       coefficient reductions: 256
  *   nttgen_kyber_r1_rvv256_basemul_cache: multiplication cache of b, for basemul_acc_cached: what
  *     every product by b would recompute (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1
  *     mod beta)
  *       b in [-18519, 18519] -> cache in [-32768, 32767]
- *       ops: load 8, store 8, mullo 8, const 8
+ *       ops: load 4, store 4, mullo 4, const 4
  *   nttgen_kyber_r1_rvv256_basemul_acc_cached: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs,
  *     given the caches of the b_i (basemul_cache), stored one after another
  *       a in [-7680, 7680], b in [-18519, 18519], cache in [-32768, 32767] -> r in [-3840, 3840]
- *       ops: load 16, store 8, montmul_var 8, barrett 8
+ *       ops: load 8, store 4, montmul_var 4, barrett 4
  *       coefficient reductions: 256
  *   nttgen_kyber_r1_rvv256_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-9073, 9073] -> a in [-5388, 5388]
@@ -108,7 +110,7 @@ void nttgen_kyber_r1_rvv256_ntt(int16_t a[256]);
  * r[256]: on exit in [-9073, 9073]
  * a[256]: on entry in [-18519, 18519]
  * b[256]: on entry in [-18519, 18519]
- * Ops per call: load 16, store 8, montmul_var 8
+ * Ops per call: load 8, store 4, montmul_var 4
  */
 void nttgen_kyber_r1_rvv256_basemul(int16_t r[256], const int16_t a[256], const int16_t b[256]);
 
@@ -121,7 +123,7 @@ void nttgen_kyber_r1_rvv256_basemul(int16_t r[256], const int16_t a[256], const 
  * a[256 x k]: on entry in [-18519, 18519]
  * b[256 x k]: on entry in [-18519, 18519]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 16, store 8, montmul_var 8, barrett 8
+ * Ops per call: load 8, store 4, montmul_var 4, barrett 4
  */
 void nttgen_kyber_r1_rvv256_basemul_acc(int16_t r[256], const int16_t *a, const int16_t *b,
                                         size_t k);
@@ -134,7 +136,7 @@ void nttgen_kyber_r1_rvv256_basemul_acc(int16_t r[256], const int16_t *a, const 
  * Output: cache: this ISA's layout (n/2 entries for degree-2 factors, n for a complete NTT)
  * cache[256]: on exit in [-32768, 32767]
  * b[256]: on entry in [-18519, 18519]
- * Ops per call: load 8, store 8, mullo 8, const 8
+ * Ops per call: load 4, store 4, mullo 4, const 4
  */
 void nttgen_kyber_r1_rvv256_basemul_cache(int16_t cache[256], const int16_t b[256]);
 
@@ -149,7 +151,7 @@ void nttgen_kyber_r1_rvv256_basemul_cache(int16_t cache[256], const int16_t b[25
  * b[256 x k]: on entry in [-18519, 18519]
  * cache[256 x k]: on entry in [-32768, 32767]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 16, store 8, montmul_var 8, barrett 8
+ * Ops per call: load 8, store 4, montmul_var 4, barrett 4
  */
 void nttgen_kyber_r1_rvv256_basemul_acc_cached(int16_t r[256], const int16_t *a, const int16_t *b,
                                                const int16_t *cache, size_t k);

@@ -11,6 +11,8 @@
  *         this ISA's native order: address bit p holds index bit perm[p], perm = [5, 6, 7, 3, 4, 0,
  *           1, 2]
  * ISA:    RISC-V Vector 1.0 for VLEN >= 128 (LMUL=2); 8 lane(s) of 32 bits per value
+ *         basemul, basemul_acc, basemul_cache, basemul_acc_cached: 16 lane(s) (RISC-V Vector 1.0
+ *           for VLEN >= 128 (LMUL=4))
  * Lanes: beta = 2^32; q^-1 mod beta = 58728449; beta mod q = -4186625; Barrett v = 1074791297,
  *   shift 53
  * Ranges: inclusive [lo, hi], proven by nttgen's interval analysis for every input in
@@ -22,22 +24,22 @@
  *       ops: load 182, gather 32, store 96, add 128, sub 128, montmul 128
  *   nttgen_mldsa_rvv128_basemul: base multiplication: r = a o b * beta^-1
  *       a in [-134121127, 134121127], b in [-134121127, 134121127] -> r in [-8378477, 8378477]
- *       ops: load 64, store 32, montmul_var 32
+ *       ops: load 32, store 16, montmul_var 16
  *   nttgen_mldsa_rvv128_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
  *       a in [-134121127, 134121127], b in [-134121127, 134121127] -> r in [-4190208, 4190208]
- *       ops: load 64, store 32, barrett 32, mredw 32, mulw 32
+ *       ops: load 32, store 16, montmul_var 16, barrett 16
  *       coefficient reductions: 256
  *   nttgen_mldsa_rvv128_basemul_cache: multiplication cache of b, for basemul_acc_cached: what
  *     every product by b would recompute (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1
  *     mod beta)
  *       b in [-134121127, 134121127] -> cache in [-2147483648, 2147483647]
- *       ops: load 32, store 32, mullo 32, const 32
+ *       ops: load 16, store 16, mullo 16, const 16
  *   nttgen_mldsa_rvv128_basemul_acc_cached: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs,
  *     given the caches of the b_i (basemul_cache), stored one after another
  *       a in [-8380416, 8380416], b in [-134121127, 134121127], cache in [-2147483648, 2147483647]
  *         -> r in [-4190208, 4190208]
- *       ops: load 64, store 32, barrett 32, mredw 32, mulw 32
+ *       ops: load 32, store 16, montmul_var 16, barrett 16
  *       coefficient reductions: 256
  *   nttgen_mldsa_rvv128_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-8380416, 8380416] -> a in [-6176123, 6176123]
@@ -166,12 +168,23 @@ static inline vint32m2_t nttgen_mldsa_rvv128_cond_add_q(vint32m2_t a, size_t vl)
 }
 
 /*
- * Signed Montgomery reduction of 64-bit sums to 32-bit lanes:
- * (a - m*q) / 2^32 with m = lo(a)*q^-1 mod 2^32.
+ * Signed Montgomery product (a*b - m*q) / 2^32, m = lo(a*b)*q^-1 mod 2^32.
  */
-static inline vint32m2_t nttgen_mldsa_rvv128_mredw(vint64m4_t a, size_t vl) {
-    const vint32m2_t m = __riscv_vmul_vx_i32m2(__riscv_vncvt_x_x_w_i32m2(a, vl), 58728449, vl);
-    return __riscv_vnsra_wx_i32m2(__riscv_vwmacc_vx_i64m4(a, -8380417, m, vl), 32, vl);
+static inline vint32m4_t nttgen_mldsa_rvv128_rvv128m4_montmul_var(vint32m4_t a, vint32m4_t b,
+                                                                  size_t vl) {
+    const vint32m4_t hi = __riscv_vmulh_vv_i32m4(a, b, vl);
+    const vint32m4_t m = __riscv_vmul_vx_i32m4(__riscv_vmul_vv_i32m4(a, b, vl), 58728449, vl);
+    return __riscv_vsub_vv_i32m4(hi, __riscv_vmulh_vx_i32m4(m, 8380417, vl), vl);
+}
+
+/*
+ * Signed Barrett reduction: t = round(hi(a*1074791297) / 2^21) by vssra with round-to-nearest-up,
+ * then a - t*q by vnmsac.
+ */
+static inline vint32m4_t nttgen_mldsa_rvv128_rvv128m4_barrett(vint32m4_t a, size_t vl) {
+    const vint32m4_t t =
+        __riscv_vssra_vx_i32m4(__riscv_vmulh_vx_i32m4(a, 1074791297, vl), 21, __RISCV_VXRM_RNU, vl);
+    return __riscv_vnmsac_vx_i32m4(a, 8380417, t, vl);
 }
 
 // twiddles zeta_k = r^brv(k), Montgomery form, pairs (z, z*q^-1 mod beta), in consumption order: as
@@ -552,16 +565,18 @@ void nttgen_mldsa_rvv128_ntt(int32_t a[256]) {
 }
 
 /*
- * base multiplication: r = a o b * beta^-1
+ * r <- a o b in this ISA's own register groups (polymul's helper where the entry point runs on
+ *   larger ones)
  *
  * Input:  a, b: NTT domain, native order
- * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
+ * Output: r: NTT domain, native order, times beta^-1
  * r[256]: on exit in [-8378477, 8378477]
  * a[256]: on entry in [-134121127, 134121127]
  * b[256]: on entry in [-134121127, 134121127]
  * Ops per call: load 64, store 32, montmul_var 32
  */
-void nttgen_mldsa_rvv128_basemul(int32_t r[256], const int32_t a[256], const int32_t b[256]) {
+static NTTGEN_NOINLINE void nttgen_mldsa_rvv128_basemul_inner(int32_t r[256], const int32_t a[256],
+                                                              const int32_t b[256]) {
 #ifdef NTTGEN_DEBUG
     nttgen_mldsa_rvv128_assert_range(a, 256, -134121127, 134121127);
     nttgen_mldsa_rvv128_assert_range(b, 256, -134121127, 134121127);
@@ -702,6 +717,90 @@ part_1:;
 }
 
 /*
+ * base multiplication: r = a o b * beta^-1
+ *
+ * Input:  a, b: NTT domain, native order
+ * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
+ * r[256]: on exit in [-8378477, 8378477]
+ * a[256]: on entry in [-134121127, 134121127]
+ * b[256]: on entry in [-134121127, 134121127]
+ * Ops per call: load 32, store 16, montmul_var 16
+ */
+void nttgen_mldsa_rvv128_basemul(int32_t r[256], const int32_t a[256], const int32_t b[256]) {
+#ifdef NTTGEN_DEBUG
+    nttgen_mldsa_rvv128_assert_range(a, 256, -134121127, 134121127);
+    nttgen_mldsa_rvv128_assert_range(b, 256, -134121127, 134121127);
+#endif
+    const vint32m4_t a_0 = __riscv_vle32_v_i32m4(&a[0], 16);
+    const vint32m4_t b_0 = __riscv_vle32_v_i32m4(&b[0], 16);
+    const vint32m4_t p_0 = nttgen_mldsa_rvv128_rvv128m4_montmul_var(a_0, b_0, 16);
+    __riscv_vse32_v_i32m4(&r[0], p_0, 16);
+    const vint32m4_t a_1 = __riscv_vle32_v_i32m4(&a[16], 16);
+    const vint32m4_t b_1 = __riscv_vle32_v_i32m4(&b[16], 16);
+    const vint32m4_t p_1 = nttgen_mldsa_rvv128_rvv128m4_montmul_var(a_1, b_1, 16);
+    __riscv_vse32_v_i32m4(&r[16], p_1, 16);
+    const vint32m4_t a_2 = __riscv_vle32_v_i32m4(&a[32], 16);
+    const vint32m4_t b_2 = __riscv_vle32_v_i32m4(&b[32], 16);
+    const vint32m4_t p_2 = nttgen_mldsa_rvv128_rvv128m4_montmul_var(a_2, b_2, 16);
+    __riscv_vse32_v_i32m4(&r[32], p_2, 16);
+    const vint32m4_t a_3 = __riscv_vle32_v_i32m4(&a[48], 16);
+    const vint32m4_t b_3 = __riscv_vle32_v_i32m4(&b[48], 16);
+    const vint32m4_t p_3 = nttgen_mldsa_rvv128_rvv128m4_montmul_var(a_3, b_3, 16);
+    __riscv_vse32_v_i32m4(&r[48], p_3, 16);
+    const vint32m4_t a_4 = __riscv_vle32_v_i32m4(&a[64], 16);
+    const vint32m4_t b_4 = __riscv_vle32_v_i32m4(&b[64], 16);
+    const vint32m4_t p_4 = nttgen_mldsa_rvv128_rvv128m4_montmul_var(a_4, b_4, 16);
+    __riscv_vse32_v_i32m4(&r[64], p_4, 16);
+    const vint32m4_t a_5 = __riscv_vle32_v_i32m4(&a[80], 16);
+    const vint32m4_t b_5 = __riscv_vle32_v_i32m4(&b[80], 16);
+    const vint32m4_t p_5 = nttgen_mldsa_rvv128_rvv128m4_montmul_var(a_5, b_5, 16);
+    __riscv_vse32_v_i32m4(&r[80], p_5, 16);
+    const vint32m4_t a_6 = __riscv_vle32_v_i32m4(&a[96], 16);
+    const vint32m4_t b_6 = __riscv_vle32_v_i32m4(&b[96], 16);
+    const vint32m4_t p_6 = nttgen_mldsa_rvv128_rvv128m4_montmul_var(a_6, b_6, 16);
+    __riscv_vse32_v_i32m4(&r[96], p_6, 16);
+    const vint32m4_t a_7 = __riscv_vle32_v_i32m4(&a[112], 16);
+    const vint32m4_t b_7 = __riscv_vle32_v_i32m4(&b[112], 16);
+    const vint32m4_t p_7 = nttgen_mldsa_rvv128_rvv128m4_montmul_var(a_7, b_7, 16);
+    __riscv_vse32_v_i32m4(&r[112], p_7, 16);
+    const vint32m4_t a_8 = __riscv_vle32_v_i32m4(&a[128], 16);
+    const vint32m4_t b_8 = __riscv_vle32_v_i32m4(&b[128], 16);
+    const vint32m4_t p_8 = nttgen_mldsa_rvv128_rvv128m4_montmul_var(a_8, b_8, 16);
+    __riscv_vse32_v_i32m4(&r[128], p_8, 16);
+    const vint32m4_t a_9 = __riscv_vle32_v_i32m4(&a[144], 16);
+    const vint32m4_t b_9 = __riscv_vle32_v_i32m4(&b[144], 16);
+    const vint32m4_t p_9 = nttgen_mldsa_rvv128_rvv128m4_montmul_var(a_9, b_9, 16);
+    __riscv_vse32_v_i32m4(&r[144], p_9, 16);
+    const vint32m4_t a_10 = __riscv_vle32_v_i32m4(&a[160], 16);
+    const vint32m4_t b_10 = __riscv_vle32_v_i32m4(&b[160], 16);
+    const vint32m4_t p_10 = nttgen_mldsa_rvv128_rvv128m4_montmul_var(a_10, b_10, 16);
+    __riscv_vse32_v_i32m4(&r[160], p_10, 16);
+    const vint32m4_t a_11 = __riscv_vle32_v_i32m4(&a[176], 16);
+    const vint32m4_t b_11 = __riscv_vle32_v_i32m4(&b[176], 16);
+    const vint32m4_t p_11 = nttgen_mldsa_rvv128_rvv128m4_montmul_var(a_11, b_11, 16);
+    __riscv_vse32_v_i32m4(&r[176], p_11, 16);
+    const vint32m4_t a_12 = __riscv_vle32_v_i32m4(&a[192], 16);
+    const vint32m4_t b_12 = __riscv_vle32_v_i32m4(&b[192], 16);
+    const vint32m4_t p_12 = nttgen_mldsa_rvv128_rvv128m4_montmul_var(a_12, b_12, 16);
+    __riscv_vse32_v_i32m4(&r[192], p_12, 16);
+    const vint32m4_t a_13 = __riscv_vle32_v_i32m4(&a[208], 16);
+    const vint32m4_t b_13 = __riscv_vle32_v_i32m4(&b[208], 16);
+    const vint32m4_t p_13 = nttgen_mldsa_rvv128_rvv128m4_montmul_var(a_13, b_13, 16);
+    __riscv_vse32_v_i32m4(&r[208], p_13, 16);
+    const vint32m4_t a_14 = __riscv_vle32_v_i32m4(&a[224], 16);
+    const vint32m4_t b_14 = __riscv_vle32_v_i32m4(&b[224], 16);
+    const vint32m4_t p_14 = nttgen_mldsa_rvv128_rvv128m4_montmul_var(a_14, b_14, 16);
+    __riscv_vse32_v_i32m4(&r[224], p_14, 16);
+    const vint32m4_t a_15 = __riscv_vle32_v_i32m4(&a[240], 16);
+    const vint32m4_t b_15 = __riscv_vle32_v_i32m4(&b[240], 16);
+    const vint32m4_t p_15 = nttgen_mldsa_rvv128_rvv128m4_montmul_var(a_15, b_15, 16);
+    __riscv_vse32_v_i32m4(&r[240], p_15, 16);
+#ifdef NTTGEN_DEBUG
+    nttgen_mldsa_rvv128_assert_range(r, 256, -8378477, 8378477);
+#endif
+}
+
+/*
  * r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of polynomials stored one after another
  *
  * Input:  a, b: k polynomials each, NTT domain, native order
@@ -710,7 +809,7 @@ part_1:;
  * a[256 x k]: on entry in [-134121127, 134121127]
  * b[256 x k]: on entry in [-134121127, 134121127]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 64, store 32, barrett 32, mredw 32, mulw 32
+ * Ops per call: load 32, store 16, montmul_var 16, barrett 16
  */
 void nttgen_mldsa_rvv128_basemul_acc(int32_t r[256], const int32_t *a, const int32_t *b, size_t k) {
 #ifdef NTTGEN_DEBUG
@@ -718,68 +817,38 @@ void nttgen_mldsa_rvv128_basemul_acc(int32_t r[256], const int32_t *a, const int
     nttgen_mldsa_rvv128_assert_range(b, k * 256, -134121127, 134121127);
 #endif
     for (size_t i_0 = 0; i_0 < 16; ++i_0) {
-        const vint32m2_t a_0 = __riscv_vle32_v_i32m2(&a[i_0 * 16], 8);
-        const vint32m2_t b_0 = __riscv_vle32_v_i32m2(&b[i_0 * 16], 8);
-        const vint64m4_t w_0 = __riscv_vwmul_vv_i64m4(a_0, b_0, 8);
-        const vint32m2_t a_1 = __riscv_vle32_v_i32m2(&a[i_0 * 16] + 8, 8);
-        const vint32m2_t b_1 = __riscv_vle32_v_i32m2(&b[i_0 * 16] + 8, 8);
-        const vint64m4_t w_1 = __riscv_vwmul_vv_i64m4(a_1, b_1, 8);
-        vint64m4_t w_2 = w_0;
-        vint64m4_t w_3 = w_1;
+        const vint32m4_t a_0 = __riscv_vle32_v_i32m4(&a[i_0 * 16], 16);
+        const vint32m4_t b_0 = __riscv_vle32_v_i32m4(&b[i_0 * 16], 16);
+        const vint32m4_t p_0 = nttgen_mldsa_rvv128_rvv128m4_montmul_var(a_0, b_0, 16);
+        vint32m4_t acc_0 = p_0;
         for (size_t i_1 = 0; (i_1 < 15) & ((i_1 + 1) < k); ++i_1) {
-            const vint32m2_t a_2 = __riscv_vle32_v_i32m2(&a[i_1 * 256 + i_0 * 16] + 256, 8);
-            const vint32m2_t b_2 = __riscv_vle32_v_i32m2(&b[i_1 * 256 + i_0 * 16] + 256, 8);
-            const vint64m4_t w_4 = __riscv_vwmul_vv_i64m4(a_2, b_2, 8);
-            const vint32m2_t a_3 = __riscv_vle32_v_i32m2(&a[i_1 * 256 + i_0 * 16] + 264, 8);
-            const vint32m2_t b_3 = __riscv_vle32_v_i32m2(&b[i_1 * 256 + i_0 * 16] + 264, 8);
-            const vint64m4_t w_5 = __riscv_vwmul_vv_i64m4(a_3, b_3, 8);
-            const vint64m4_t w_6 = __riscv_vadd_vv_i64m4(w_2, w_4, 8);
-            w_2 = w_6;
-            const vint64m4_t w_7 = __riscv_vadd_vv_i64m4(w_3, w_5, 8);
-            w_3 = w_7;
+            const vint32m4_t a_1 = __riscv_vle32_v_i32m4(&a[i_1 * 256 + i_0 * 16] + 256, 16);
+            const vint32m4_t b_1 = __riscv_vle32_v_i32m4(&b[i_1 * 256 + i_0 * 16] + 256, 16);
+            const vint32m4_t p_1 = nttgen_mldsa_rvv128_rvv128m4_montmul_var(a_1, b_1, 16);
+            const vint32m4_t acc_1 = __riscv_vadd_vv_i32m4(acc_0, p_1, 16);
+            acc_0 = acc_1;
         }
-        const vint32m2_t r_0 = nttgen_mldsa_rvv128_mredw(w_2, 8);
-        const vint32m2_t r_1 = nttgen_mldsa_rvv128_mredw(w_3, 8);
-        vint32m2_t acc_0 = r_0;
-        vint32m2_t acc_1 = r_1;
+        vint32m4_t acc_2 = acc_0;
         for (size_t g_0 = 0; (16 * g_0 + 16) < k; ++g_0) {
-            const vint32m2_t a_4 = __riscv_vle32_v_i32m2(&a[g_0 * 4096 + i_0 * 16] + 4096, 8);
-            const vint32m2_t b_4 = __riscv_vle32_v_i32m2(&b[g_0 * 4096 + i_0 * 16] + 4096, 8);
-            const vint64m4_t w_8 = __riscv_vwmul_vv_i64m4(a_4, b_4, 8);
-            const vint32m2_t a_5 = __riscv_vle32_v_i32m2(&a[g_0 * 4096 + i_0 * 16] + 4104, 8);
-            const vint32m2_t b_5 = __riscv_vle32_v_i32m2(&b[g_0 * 4096 + i_0 * 16] + 4104, 8);
-            const vint64m4_t w_9 = __riscv_vwmul_vv_i64m4(a_5, b_5, 8);
-            vint64m4_t w_10 = w_8;
-            vint64m4_t w_11 = w_9;
+            const vint32m4_t a_2 = __riscv_vle32_v_i32m4(&a[g_0 * 4096 + i_0 * 16] + 4096, 16);
+            const vint32m4_t b_2 = __riscv_vle32_v_i32m4(&b[g_0 * 4096 + i_0 * 16] + 4096, 16);
+            const vint32m4_t p_2 = nttgen_mldsa_rvv128_rvv128m4_montmul_var(a_2, b_2, 16);
+            vint32m4_t acc_3 = p_2;
             for (size_t i_2 = 0; (i_2 < 15) & ((i_2 + (g_0 * 16 + 17)) < k); ++i_2) {
-                const vint32m2_t a_6 =
-                    __riscv_vle32_v_i32m2(&a[g_0 * 4096 + i_2 * 256 + i_0 * 16] + 4352, 8);
-                const vint32m2_t b_6 =
-                    __riscv_vle32_v_i32m2(&b[g_0 * 4096 + i_2 * 256 + i_0 * 16] + 4352, 8);
-                const vint64m4_t w_12 = __riscv_vwmul_vv_i64m4(a_6, b_6, 8);
-                const vint32m2_t a_7 =
-                    __riscv_vle32_v_i32m2(&a[g_0 * 4096 + i_2 * 256 + i_0 * 16] + 4360, 8);
-                const vint32m2_t b_7 =
-                    __riscv_vle32_v_i32m2(&b[g_0 * 4096 + i_2 * 256 + i_0 * 16] + 4360, 8);
-                const vint64m4_t w_13 = __riscv_vwmul_vv_i64m4(a_7, b_7, 8);
-                const vint64m4_t w_14 = __riscv_vadd_vv_i64m4(w_10, w_12, 8);
-                w_10 = w_14;
-                const vint64m4_t w_15 = __riscv_vadd_vv_i64m4(w_11, w_13, 8);
-                w_11 = w_15;
+                const vint32m4_t a_3 =
+                    __riscv_vle32_v_i32m4(&a[g_0 * 4096 + i_2 * 256 + i_0 * 16] + 4352, 16);
+                const vint32m4_t b_3 =
+                    __riscv_vle32_v_i32m4(&b[g_0 * 4096 + i_2 * 256 + i_0 * 16] + 4352, 16);
+                const vint32m4_t p_3 = nttgen_mldsa_rvv128_rvv128m4_montmul_var(a_3, b_3, 16);
+                const vint32m4_t acc_4 = __riscv_vadd_vv_i32m4(acc_3, p_3, 16);
+                acc_3 = acc_4;
             }
-            const vint32m2_t r_2 = nttgen_mldsa_rvv128_mredw(w_10, 8);
-            const vint32m2_t r_3 = nttgen_mldsa_rvv128_mredw(w_11, 8);
-            const vint32m2_t red_0 = nttgen_mldsa_rvv128_barrett(acc_0, 8);
-            const vint32m2_t acc_2 = __riscv_vadd_vv_i32m2(red_0, r_2, 8);
-            acc_0 = acc_2;
-            const vint32m2_t red_1 = nttgen_mldsa_rvv128_barrett(acc_1, 8);
-            const vint32m2_t acc_3 = __riscv_vadd_vv_i32m2(red_1, r_3, 8);
-            acc_1 = acc_3;
+            const vint32m4_t red_0 = nttgen_mldsa_rvv128_rvv128m4_barrett(acc_2, 16);
+            const vint32m4_t acc_5 = __riscv_vadd_vv_i32m4(red_0, acc_3, 16);
+            acc_2 = acc_5;
         }
-        const vint32m2_t red_2 = nttgen_mldsa_rvv128_barrett(acc_0, 8);
-        const vint32m2_t red_3 = nttgen_mldsa_rvv128_barrett(acc_1, 8);
-        __riscv_vse32_v_i32m2(&r[i_0 * 16], red_2, 8);
-        __riscv_vse32_v_i32m2(&r[i_0 * 16] + 8, red_3, 8);
+        const vint32m4_t red_1 = nttgen_mldsa_rvv128_rvv128m4_barrett(acc_2, 16);
+        __riscv_vse32_v_i32m4(&r[i_0 * 16], red_1, 16);
     }
 #ifdef NTTGEN_DEBUG
     nttgen_mldsa_rvv128_assert_range(r, 256, -4190208, 4190208);
@@ -794,142 +863,76 @@ void nttgen_mldsa_rvv128_basemul_acc(int32_t r[256], const int32_t *a, const int
  * Output: cache: this ISA's layout (n/2 entries for degree-2 factors, n for a complete NTT)
  * cache[256]: on exit in [-2147483648, 2147483647]
  * b[256]: on entry in [-134121127, 134121127]
- * Ops per call: load 32, store 32, mullo 32, const 32
+ * Ops per call: load 16, store 16, mullo 16, const 16
  */
 void nttgen_mldsa_rvv128_basemul_cache(int32_t cache[256], const int32_t b[256]) {
 #ifdef NTTGEN_DEBUG
     nttgen_mldsa_rvv128_assert_range(b, 256, -134121127, 134121127);
 #endif
-    const vint32m2_t b_0 = __riscv_vle32_v_i32m2(&b[0], 8);
-    const vint32m2_t qinv_0 = __riscv_vmv_v_x_i32m2(58728449, 8);
-    const vint32m2_t bq_0 = __riscv_vmul_vv_i32m2(b_0, qinv_0, 8);
-    __riscv_vse32_v_i32m2(&cache[0], bq_0, 8);
-    const vint32m2_t b_1 = __riscv_vle32_v_i32m2(&b[8], 8);
-    const vint32m2_t qinv_1 = __riscv_vmv_v_x_i32m2(58728449, 8);
-    const vint32m2_t bq_1 = __riscv_vmul_vv_i32m2(b_1, qinv_1, 8);
-    __riscv_vse32_v_i32m2(&cache[8], bq_1, 8);
-    const vint32m2_t b_2 = __riscv_vle32_v_i32m2(&b[16], 8);
-    const vint32m2_t qinv_2 = __riscv_vmv_v_x_i32m2(58728449, 8);
-    const vint32m2_t bq_2 = __riscv_vmul_vv_i32m2(b_2, qinv_2, 8);
-    __riscv_vse32_v_i32m2(&cache[16], bq_2, 8);
-    const vint32m2_t b_3 = __riscv_vle32_v_i32m2(&b[24], 8);
-    const vint32m2_t qinv_3 = __riscv_vmv_v_x_i32m2(58728449, 8);
-    const vint32m2_t bq_3 = __riscv_vmul_vv_i32m2(b_3, qinv_3, 8);
-    __riscv_vse32_v_i32m2(&cache[24], bq_3, 8);
-    const vint32m2_t b_4 = __riscv_vle32_v_i32m2(&b[32], 8);
-    const vint32m2_t qinv_4 = __riscv_vmv_v_x_i32m2(58728449, 8);
-    const vint32m2_t bq_4 = __riscv_vmul_vv_i32m2(b_4, qinv_4, 8);
-    __riscv_vse32_v_i32m2(&cache[32], bq_4, 8);
-    const vint32m2_t b_5 = __riscv_vle32_v_i32m2(&b[40], 8);
-    const vint32m2_t qinv_5 = __riscv_vmv_v_x_i32m2(58728449, 8);
-    const vint32m2_t bq_5 = __riscv_vmul_vv_i32m2(b_5, qinv_5, 8);
-    __riscv_vse32_v_i32m2(&cache[40], bq_5, 8);
-    const vint32m2_t b_6 = __riscv_vle32_v_i32m2(&b[48], 8);
-    const vint32m2_t qinv_6 = __riscv_vmv_v_x_i32m2(58728449, 8);
-    const vint32m2_t bq_6 = __riscv_vmul_vv_i32m2(b_6, qinv_6, 8);
-    __riscv_vse32_v_i32m2(&cache[48], bq_6, 8);
-    const vint32m2_t b_7 = __riscv_vle32_v_i32m2(&b[56], 8);
-    const vint32m2_t qinv_7 = __riscv_vmv_v_x_i32m2(58728449, 8);
-    const vint32m2_t bq_7 = __riscv_vmul_vv_i32m2(b_7, qinv_7, 8);
-    __riscv_vse32_v_i32m2(&cache[56], bq_7, 8);
-    const vint32m2_t b_8 = __riscv_vle32_v_i32m2(&b[64], 8);
-    const vint32m2_t qinv_8 = __riscv_vmv_v_x_i32m2(58728449, 8);
-    const vint32m2_t bq_8 = __riscv_vmul_vv_i32m2(b_8, qinv_8, 8);
-    __riscv_vse32_v_i32m2(&cache[64], bq_8, 8);
-    const vint32m2_t b_9 = __riscv_vle32_v_i32m2(&b[72], 8);
-    const vint32m2_t qinv_9 = __riscv_vmv_v_x_i32m2(58728449, 8);
-    const vint32m2_t bq_9 = __riscv_vmul_vv_i32m2(b_9, qinv_9, 8);
-    __riscv_vse32_v_i32m2(&cache[72], bq_9, 8);
-    const vint32m2_t b_10 = __riscv_vle32_v_i32m2(&b[80], 8);
-    const vint32m2_t qinv_10 = __riscv_vmv_v_x_i32m2(58728449, 8);
-    const vint32m2_t bq_10 = __riscv_vmul_vv_i32m2(b_10, qinv_10, 8);
-    __riscv_vse32_v_i32m2(&cache[80], bq_10, 8);
-    const vint32m2_t b_11 = __riscv_vle32_v_i32m2(&b[88], 8);
-    const vint32m2_t qinv_11 = __riscv_vmv_v_x_i32m2(58728449, 8);
-    const vint32m2_t bq_11 = __riscv_vmul_vv_i32m2(b_11, qinv_11, 8);
-    __riscv_vse32_v_i32m2(&cache[88], bq_11, 8);
-    const vint32m2_t b_12 = __riscv_vle32_v_i32m2(&b[96], 8);
-    const vint32m2_t qinv_12 = __riscv_vmv_v_x_i32m2(58728449, 8);
-    const vint32m2_t bq_12 = __riscv_vmul_vv_i32m2(b_12, qinv_12, 8);
-    __riscv_vse32_v_i32m2(&cache[96], bq_12, 8);
-    const vint32m2_t b_13 = __riscv_vle32_v_i32m2(&b[104], 8);
-    const vint32m2_t qinv_13 = __riscv_vmv_v_x_i32m2(58728449, 8);
-    const vint32m2_t bq_13 = __riscv_vmul_vv_i32m2(b_13, qinv_13, 8);
-    __riscv_vse32_v_i32m2(&cache[104], bq_13, 8);
-    const vint32m2_t b_14 = __riscv_vle32_v_i32m2(&b[112], 8);
-    const vint32m2_t qinv_14 = __riscv_vmv_v_x_i32m2(58728449, 8);
-    const vint32m2_t bq_14 = __riscv_vmul_vv_i32m2(b_14, qinv_14, 8);
-    __riscv_vse32_v_i32m2(&cache[112], bq_14, 8);
-    const vint32m2_t b_15 = __riscv_vle32_v_i32m2(&b[120], 8);
-    const vint32m2_t qinv_15 = __riscv_vmv_v_x_i32m2(58728449, 8);
-    const vint32m2_t bq_15 = __riscv_vmul_vv_i32m2(b_15, qinv_15, 8);
-    __riscv_vse32_v_i32m2(&cache[120], bq_15, 8);
-    const vint32m2_t b_16 = __riscv_vle32_v_i32m2(&b[128], 8);
-    const vint32m2_t qinv_16 = __riscv_vmv_v_x_i32m2(58728449, 8);
-    const vint32m2_t bq_16 = __riscv_vmul_vv_i32m2(b_16, qinv_16, 8);
-    __riscv_vse32_v_i32m2(&cache[128], bq_16, 8);
-    const vint32m2_t b_17 = __riscv_vle32_v_i32m2(&b[136], 8);
-    const vint32m2_t qinv_17 = __riscv_vmv_v_x_i32m2(58728449, 8);
-    const vint32m2_t bq_17 = __riscv_vmul_vv_i32m2(b_17, qinv_17, 8);
-    __riscv_vse32_v_i32m2(&cache[136], bq_17, 8);
-    const vint32m2_t b_18 = __riscv_vle32_v_i32m2(&b[144], 8);
-    const vint32m2_t qinv_18 = __riscv_vmv_v_x_i32m2(58728449, 8);
-    const vint32m2_t bq_18 = __riscv_vmul_vv_i32m2(b_18, qinv_18, 8);
-    __riscv_vse32_v_i32m2(&cache[144], bq_18, 8);
-    const vint32m2_t b_19 = __riscv_vle32_v_i32m2(&b[152], 8);
-    const vint32m2_t qinv_19 = __riscv_vmv_v_x_i32m2(58728449, 8);
-    const vint32m2_t bq_19 = __riscv_vmul_vv_i32m2(b_19, qinv_19, 8);
-    __riscv_vse32_v_i32m2(&cache[152], bq_19, 8);
-    const vint32m2_t b_20 = __riscv_vle32_v_i32m2(&b[160], 8);
-    const vint32m2_t qinv_20 = __riscv_vmv_v_x_i32m2(58728449, 8);
-    const vint32m2_t bq_20 = __riscv_vmul_vv_i32m2(b_20, qinv_20, 8);
-    __riscv_vse32_v_i32m2(&cache[160], bq_20, 8);
-    const vint32m2_t b_21 = __riscv_vle32_v_i32m2(&b[168], 8);
-    const vint32m2_t qinv_21 = __riscv_vmv_v_x_i32m2(58728449, 8);
-    const vint32m2_t bq_21 = __riscv_vmul_vv_i32m2(b_21, qinv_21, 8);
-    __riscv_vse32_v_i32m2(&cache[168], bq_21, 8);
-    const vint32m2_t b_22 = __riscv_vle32_v_i32m2(&b[176], 8);
-    const vint32m2_t qinv_22 = __riscv_vmv_v_x_i32m2(58728449, 8);
-    const vint32m2_t bq_22 = __riscv_vmul_vv_i32m2(b_22, qinv_22, 8);
-    __riscv_vse32_v_i32m2(&cache[176], bq_22, 8);
-    const vint32m2_t b_23 = __riscv_vle32_v_i32m2(&b[184], 8);
-    const vint32m2_t qinv_23 = __riscv_vmv_v_x_i32m2(58728449, 8);
-    const vint32m2_t bq_23 = __riscv_vmul_vv_i32m2(b_23, qinv_23, 8);
-    __riscv_vse32_v_i32m2(&cache[184], bq_23, 8);
-    const vint32m2_t b_24 = __riscv_vle32_v_i32m2(&b[192], 8);
-    const vint32m2_t qinv_24 = __riscv_vmv_v_x_i32m2(58728449, 8);
-    const vint32m2_t bq_24 = __riscv_vmul_vv_i32m2(b_24, qinv_24, 8);
-    __riscv_vse32_v_i32m2(&cache[192], bq_24, 8);
-    const vint32m2_t b_25 = __riscv_vle32_v_i32m2(&b[200], 8);
-    const vint32m2_t qinv_25 = __riscv_vmv_v_x_i32m2(58728449, 8);
-    const vint32m2_t bq_25 = __riscv_vmul_vv_i32m2(b_25, qinv_25, 8);
-    __riscv_vse32_v_i32m2(&cache[200], bq_25, 8);
-    const vint32m2_t b_26 = __riscv_vle32_v_i32m2(&b[208], 8);
-    const vint32m2_t qinv_26 = __riscv_vmv_v_x_i32m2(58728449, 8);
-    const vint32m2_t bq_26 = __riscv_vmul_vv_i32m2(b_26, qinv_26, 8);
-    __riscv_vse32_v_i32m2(&cache[208], bq_26, 8);
-    const vint32m2_t b_27 = __riscv_vle32_v_i32m2(&b[216], 8);
-    const vint32m2_t qinv_27 = __riscv_vmv_v_x_i32m2(58728449, 8);
-    const vint32m2_t bq_27 = __riscv_vmul_vv_i32m2(b_27, qinv_27, 8);
-    __riscv_vse32_v_i32m2(&cache[216], bq_27, 8);
-    const vint32m2_t b_28 = __riscv_vle32_v_i32m2(&b[224], 8);
-    const vint32m2_t qinv_28 = __riscv_vmv_v_x_i32m2(58728449, 8);
-    const vint32m2_t bq_28 = __riscv_vmul_vv_i32m2(b_28, qinv_28, 8);
-    __riscv_vse32_v_i32m2(&cache[224], bq_28, 8);
-    const vint32m2_t b_29 = __riscv_vle32_v_i32m2(&b[232], 8);
-    const vint32m2_t qinv_29 = __riscv_vmv_v_x_i32m2(58728449, 8);
-    const vint32m2_t bq_29 = __riscv_vmul_vv_i32m2(b_29, qinv_29, 8);
-    __riscv_vse32_v_i32m2(&cache[232], bq_29, 8);
-    const vint32m2_t b_30 = __riscv_vle32_v_i32m2(&b[240], 8);
-    const vint32m2_t qinv_30 = __riscv_vmv_v_x_i32m2(58728449, 8);
-    const vint32m2_t bq_30 = __riscv_vmul_vv_i32m2(b_30, qinv_30, 8);
-    __riscv_vse32_v_i32m2(&cache[240], bq_30, 8);
-    const vint32m2_t b_31 = __riscv_vle32_v_i32m2(&b[248], 8);
-    const vint32m2_t qinv_31 = __riscv_vmv_v_x_i32m2(58728449, 8);
-    const vint32m2_t bq_31 = __riscv_vmul_vv_i32m2(b_31, qinv_31, 8);
-    goto part_1;
-part_1:;
-    __riscv_vse32_v_i32m2(&cache[248], bq_31, 8);
+    const vint32m4_t b_0 = __riscv_vle32_v_i32m4(&b[0], 16);
+    const vint32m4_t qinv_0 = __riscv_vmv_v_x_i32m4(58728449, 16);
+    const vint32m4_t bq_0 = __riscv_vmul_vv_i32m4(b_0, qinv_0, 16);
+    __riscv_vse32_v_i32m4(&cache[0], bq_0, 16);
+    const vint32m4_t b_1 = __riscv_vle32_v_i32m4(&b[16], 16);
+    const vint32m4_t qinv_1 = __riscv_vmv_v_x_i32m4(58728449, 16);
+    const vint32m4_t bq_1 = __riscv_vmul_vv_i32m4(b_1, qinv_1, 16);
+    __riscv_vse32_v_i32m4(&cache[16], bq_1, 16);
+    const vint32m4_t b_2 = __riscv_vle32_v_i32m4(&b[32], 16);
+    const vint32m4_t qinv_2 = __riscv_vmv_v_x_i32m4(58728449, 16);
+    const vint32m4_t bq_2 = __riscv_vmul_vv_i32m4(b_2, qinv_2, 16);
+    __riscv_vse32_v_i32m4(&cache[32], bq_2, 16);
+    const vint32m4_t b_3 = __riscv_vle32_v_i32m4(&b[48], 16);
+    const vint32m4_t qinv_3 = __riscv_vmv_v_x_i32m4(58728449, 16);
+    const vint32m4_t bq_3 = __riscv_vmul_vv_i32m4(b_3, qinv_3, 16);
+    __riscv_vse32_v_i32m4(&cache[48], bq_3, 16);
+    const vint32m4_t b_4 = __riscv_vle32_v_i32m4(&b[64], 16);
+    const vint32m4_t qinv_4 = __riscv_vmv_v_x_i32m4(58728449, 16);
+    const vint32m4_t bq_4 = __riscv_vmul_vv_i32m4(b_4, qinv_4, 16);
+    __riscv_vse32_v_i32m4(&cache[64], bq_4, 16);
+    const vint32m4_t b_5 = __riscv_vle32_v_i32m4(&b[80], 16);
+    const vint32m4_t qinv_5 = __riscv_vmv_v_x_i32m4(58728449, 16);
+    const vint32m4_t bq_5 = __riscv_vmul_vv_i32m4(b_5, qinv_5, 16);
+    __riscv_vse32_v_i32m4(&cache[80], bq_5, 16);
+    const vint32m4_t b_6 = __riscv_vle32_v_i32m4(&b[96], 16);
+    const vint32m4_t qinv_6 = __riscv_vmv_v_x_i32m4(58728449, 16);
+    const vint32m4_t bq_6 = __riscv_vmul_vv_i32m4(b_6, qinv_6, 16);
+    __riscv_vse32_v_i32m4(&cache[96], bq_6, 16);
+    const vint32m4_t b_7 = __riscv_vle32_v_i32m4(&b[112], 16);
+    const vint32m4_t qinv_7 = __riscv_vmv_v_x_i32m4(58728449, 16);
+    const vint32m4_t bq_7 = __riscv_vmul_vv_i32m4(b_7, qinv_7, 16);
+    __riscv_vse32_v_i32m4(&cache[112], bq_7, 16);
+    const vint32m4_t b_8 = __riscv_vle32_v_i32m4(&b[128], 16);
+    const vint32m4_t qinv_8 = __riscv_vmv_v_x_i32m4(58728449, 16);
+    const vint32m4_t bq_8 = __riscv_vmul_vv_i32m4(b_8, qinv_8, 16);
+    __riscv_vse32_v_i32m4(&cache[128], bq_8, 16);
+    const vint32m4_t b_9 = __riscv_vle32_v_i32m4(&b[144], 16);
+    const vint32m4_t qinv_9 = __riscv_vmv_v_x_i32m4(58728449, 16);
+    const vint32m4_t bq_9 = __riscv_vmul_vv_i32m4(b_9, qinv_9, 16);
+    __riscv_vse32_v_i32m4(&cache[144], bq_9, 16);
+    const vint32m4_t b_10 = __riscv_vle32_v_i32m4(&b[160], 16);
+    const vint32m4_t qinv_10 = __riscv_vmv_v_x_i32m4(58728449, 16);
+    const vint32m4_t bq_10 = __riscv_vmul_vv_i32m4(b_10, qinv_10, 16);
+    __riscv_vse32_v_i32m4(&cache[160], bq_10, 16);
+    const vint32m4_t b_11 = __riscv_vle32_v_i32m4(&b[176], 16);
+    const vint32m4_t qinv_11 = __riscv_vmv_v_x_i32m4(58728449, 16);
+    const vint32m4_t bq_11 = __riscv_vmul_vv_i32m4(b_11, qinv_11, 16);
+    __riscv_vse32_v_i32m4(&cache[176], bq_11, 16);
+    const vint32m4_t b_12 = __riscv_vle32_v_i32m4(&b[192], 16);
+    const vint32m4_t qinv_12 = __riscv_vmv_v_x_i32m4(58728449, 16);
+    const vint32m4_t bq_12 = __riscv_vmul_vv_i32m4(b_12, qinv_12, 16);
+    __riscv_vse32_v_i32m4(&cache[192], bq_12, 16);
+    const vint32m4_t b_13 = __riscv_vle32_v_i32m4(&b[208], 16);
+    const vint32m4_t qinv_13 = __riscv_vmv_v_x_i32m4(58728449, 16);
+    const vint32m4_t bq_13 = __riscv_vmul_vv_i32m4(b_13, qinv_13, 16);
+    __riscv_vse32_v_i32m4(&cache[208], bq_13, 16);
+    const vint32m4_t b_14 = __riscv_vle32_v_i32m4(&b[224], 16);
+    const vint32m4_t qinv_14 = __riscv_vmv_v_x_i32m4(58728449, 16);
+    const vint32m4_t bq_14 = __riscv_vmul_vv_i32m4(b_14, qinv_14, 16);
+    __riscv_vse32_v_i32m4(&cache[224], bq_14, 16);
+    const vint32m4_t b_15 = __riscv_vle32_v_i32m4(&b[240], 16);
+    const vint32m4_t qinv_15 = __riscv_vmv_v_x_i32m4(58728449, 16);
+    const vint32m4_t bq_15 = __riscv_vmul_vv_i32m4(b_15, qinv_15, 16);
+    __riscv_vse32_v_i32m4(&cache[240], bq_15, 16);
 #ifdef NTTGEN_DEBUG
     nttgen_mldsa_rvv128_assert_range(cache, 256, (-2147483647 - 1), 2147483647);
 #endif
@@ -946,7 +949,7 @@ part_1:;
  * b[256 x k]: on entry in [-134121127, 134121127]
  * cache[256 x k]: on entry in [-2147483648, 2147483647]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 64, store 32, barrett 32, mredw 32, mulw 32
+ * Ops per call: load 32, store 16, montmul_var 16, barrett 16
  */
 void nttgen_mldsa_rvv128_basemul_acc_cached(int32_t r[256], const int32_t *a, const int32_t *b,
                                             const int32_t *cache, size_t k) {
@@ -957,68 +960,38 @@ void nttgen_mldsa_rvv128_basemul_acc_cached(int32_t r[256], const int32_t *a, co
     nttgen_mldsa_rvv128_assert_range(cache, k * 256, (-2147483647 - 1), 2147483647);
 #endif
     for (size_t i_0 = 0; i_0 < 16; ++i_0) {
-        const vint32m2_t a_0 = __riscv_vle32_v_i32m2(&a[i_0 * 16], 8);
-        const vint32m2_t b_0 = __riscv_vle32_v_i32m2(&b[i_0 * 16], 8);
-        const vint64m4_t w_0 = __riscv_vwmul_vv_i64m4(a_0, b_0, 8);
-        const vint32m2_t a_1 = __riscv_vle32_v_i32m2(&a[i_0 * 16] + 8, 8);
-        const vint32m2_t b_1 = __riscv_vle32_v_i32m2(&b[i_0 * 16] + 8, 8);
-        const vint64m4_t w_1 = __riscv_vwmul_vv_i64m4(a_1, b_1, 8);
-        vint64m4_t w_2 = w_0;
-        vint64m4_t w_3 = w_1;
+        const vint32m4_t a_0 = __riscv_vle32_v_i32m4(&a[i_0 * 16], 16);
+        const vint32m4_t b_0 = __riscv_vle32_v_i32m4(&b[i_0 * 16], 16);
+        const vint32m4_t p_0 = nttgen_mldsa_rvv128_rvv128m4_montmul_var(a_0, b_0, 16);
+        vint32m4_t acc_0 = p_0;
         for (size_t i_1 = 0; (i_1 < 15) & ((i_1 + 1) < k); ++i_1) {
-            const vint32m2_t a_2 = __riscv_vle32_v_i32m2(&a[i_1 * 256 + i_0 * 16] + 256, 8);
-            const vint32m2_t b_2 = __riscv_vle32_v_i32m2(&b[i_1 * 256 + i_0 * 16] + 256, 8);
-            const vint64m4_t w_4 = __riscv_vwmul_vv_i64m4(a_2, b_2, 8);
-            const vint32m2_t a_3 = __riscv_vle32_v_i32m2(&a[i_1 * 256 + i_0 * 16] + 264, 8);
-            const vint32m2_t b_3 = __riscv_vle32_v_i32m2(&b[i_1 * 256 + i_0 * 16] + 264, 8);
-            const vint64m4_t w_5 = __riscv_vwmul_vv_i64m4(a_3, b_3, 8);
-            const vint64m4_t w_6 = __riscv_vadd_vv_i64m4(w_2, w_4, 8);
-            w_2 = w_6;
-            const vint64m4_t w_7 = __riscv_vadd_vv_i64m4(w_3, w_5, 8);
-            w_3 = w_7;
+            const vint32m4_t a_1 = __riscv_vle32_v_i32m4(&a[i_1 * 256 + i_0 * 16] + 256, 16);
+            const vint32m4_t b_1 = __riscv_vle32_v_i32m4(&b[i_1 * 256 + i_0 * 16] + 256, 16);
+            const vint32m4_t p_1 = nttgen_mldsa_rvv128_rvv128m4_montmul_var(a_1, b_1, 16);
+            const vint32m4_t acc_1 = __riscv_vadd_vv_i32m4(acc_0, p_1, 16);
+            acc_0 = acc_1;
         }
-        const vint32m2_t r_0 = nttgen_mldsa_rvv128_mredw(w_2, 8);
-        const vint32m2_t r_1 = nttgen_mldsa_rvv128_mredw(w_3, 8);
-        vint32m2_t acc_0 = r_0;
-        vint32m2_t acc_1 = r_1;
+        vint32m4_t acc_2 = acc_0;
         for (size_t g_0 = 0; (16 * g_0 + 16) < k; ++g_0) {
-            const vint32m2_t a_4 = __riscv_vle32_v_i32m2(&a[g_0 * 4096 + i_0 * 16] + 4096, 8);
-            const vint32m2_t b_4 = __riscv_vle32_v_i32m2(&b[g_0 * 4096 + i_0 * 16] + 4096, 8);
-            const vint64m4_t w_8 = __riscv_vwmul_vv_i64m4(a_4, b_4, 8);
-            const vint32m2_t a_5 = __riscv_vle32_v_i32m2(&a[g_0 * 4096 + i_0 * 16] + 4104, 8);
-            const vint32m2_t b_5 = __riscv_vle32_v_i32m2(&b[g_0 * 4096 + i_0 * 16] + 4104, 8);
-            const vint64m4_t w_9 = __riscv_vwmul_vv_i64m4(a_5, b_5, 8);
-            vint64m4_t w_10 = w_8;
-            vint64m4_t w_11 = w_9;
+            const vint32m4_t a_2 = __riscv_vle32_v_i32m4(&a[g_0 * 4096 + i_0 * 16] + 4096, 16);
+            const vint32m4_t b_2 = __riscv_vle32_v_i32m4(&b[g_0 * 4096 + i_0 * 16] + 4096, 16);
+            const vint32m4_t p_2 = nttgen_mldsa_rvv128_rvv128m4_montmul_var(a_2, b_2, 16);
+            vint32m4_t acc_3 = p_2;
             for (size_t i_2 = 0; (i_2 < 15) & ((i_2 + (g_0 * 16 + 17)) < k); ++i_2) {
-                const vint32m2_t a_6 =
-                    __riscv_vle32_v_i32m2(&a[g_0 * 4096 + i_2 * 256 + i_0 * 16] + 4352, 8);
-                const vint32m2_t b_6 =
-                    __riscv_vle32_v_i32m2(&b[g_0 * 4096 + i_2 * 256 + i_0 * 16] + 4352, 8);
-                const vint64m4_t w_12 = __riscv_vwmul_vv_i64m4(a_6, b_6, 8);
-                const vint32m2_t a_7 =
-                    __riscv_vle32_v_i32m2(&a[g_0 * 4096 + i_2 * 256 + i_0 * 16] + 4360, 8);
-                const vint32m2_t b_7 =
-                    __riscv_vle32_v_i32m2(&b[g_0 * 4096 + i_2 * 256 + i_0 * 16] + 4360, 8);
-                const vint64m4_t w_13 = __riscv_vwmul_vv_i64m4(a_7, b_7, 8);
-                const vint64m4_t w_14 = __riscv_vadd_vv_i64m4(w_10, w_12, 8);
-                w_10 = w_14;
-                const vint64m4_t w_15 = __riscv_vadd_vv_i64m4(w_11, w_13, 8);
-                w_11 = w_15;
+                const vint32m4_t a_3 =
+                    __riscv_vle32_v_i32m4(&a[g_0 * 4096 + i_2 * 256 + i_0 * 16] + 4352, 16);
+                const vint32m4_t b_3 =
+                    __riscv_vle32_v_i32m4(&b[g_0 * 4096 + i_2 * 256 + i_0 * 16] + 4352, 16);
+                const vint32m4_t p_3 = nttgen_mldsa_rvv128_rvv128m4_montmul_var(a_3, b_3, 16);
+                const vint32m4_t acc_4 = __riscv_vadd_vv_i32m4(acc_3, p_3, 16);
+                acc_3 = acc_4;
             }
-            const vint32m2_t r_2 = nttgen_mldsa_rvv128_mredw(w_10, 8);
-            const vint32m2_t r_3 = nttgen_mldsa_rvv128_mredw(w_11, 8);
-            const vint32m2_t red_0 = nttgen_mldsa_rvv128_barrett(acc_0, 8);
-            const vint32m2_t acc_2 = __riscv_vadd_vv_i32m2(red_0, r_2, 8);
-            acc_0 = acc_2;
-            const vint32m2_t red_1 = nttgen_mldsa_rvv128_barrett(acc_1, 8);
-            const vint32m2_t acc_3 = __riscv_vadd_vv_i32m2(red_1, r_3, 8);
-            acc_1 = acc_3;
+            const vint32m4_t red_0 = nttgen_mldsa_rvv128_rvv128m4_barrett(acc_2, 16);
+            const vint32m4_t acc_5 = __riscv_vadd_vv_i32m4(red_0, acc_3, 16);
+            acc_2 = acc_5;
         }
-        const vint32m2_t red_2 = nttgen_mldsa_rvv128_barrett(acc_0, 8);
-        const vint32m2_t red_3 = nttgen_mldsa_rvv128_barrett(acc_1, 8);
-        __riscv_vse32_v_i32m2(&r[i_0 * 16], red_2, 8);
-        __riscv_vse32_v_i32m2(&r[i_0 * 16] + 8, red_3, 8);
+        const vint32m4_t red_1 = nttgen_mldsa_rvv128_rvv128m4_barrett(acc_2, 16);
+        __riscv_vse32_v_i32m4(&r[i_0 * 16], red_1, 16);
     }
 #ifdef NTTGEN_DEBUG
     nttgen_mldsa_rvv128_assert_range(r, 256, -4190208, 4190208);
@@ -1683,7 +1656,7 @@ void nttgen_mldsa_rvv128_polymul(int32_t r[256], const int32_t a[256], const int
 #endif
     nttgen_mldsa_rvv128_ntt_from(a_hat, a);
     nttgen_mldsa_rvv128_ntt_from(b_hat, b);
-    nttgen_mldsa_rvv128_basemul(r, a_hat, b_hat);
+    nttgen_mldsa_rvv128_basemul_inner(r, a_hat, b_hat);
     nttgen_mldsa_rvv128_intt_reduce(r);
 #ifdef NTTGEN_DEBUG
     nttgen_mldsa_rvv128_assert_range(r, 256, 0, 8380416);

@@ -11,6 +11,8 @@
  *         this ISA's native order: address bit p holds index bit perm[p], perm = [2, 3, 6, 7, 4, 5,
  *           0, 1]
  * ISA:    RISC-V Vector 1.0 for VLEN >= 256 (LMUL=2); 16 lane(s) of 32 bits per value
+ *         basemul, basemul_acc, basemul_cache, basemul_acc_cached: 32 lane(s) (RISC-V Vector 1.0
+ *           for VLEN >= 256 (LMUL=4))
  * Lanes: beta = 2^32; q^-1 mod beta = 58728449; beta mod q = -4186625; Barrett v = 1074791297,
  *   shift 53
  * Ranges: inclusive [lo, hi], proven by nttgen's interval analysis for every input in
@@ -22,22 +24,22 @@
  *       ops: load 98, gather 32, store 64, add 64, sub 64, montmul 64
  *   nttgen_mldsa_rvv256_basemul: base multiplication: r = a o b * beta^-1
  *       a in [-134121127, 134121127], b in [-134121127, 134121127] -> r in [-8378477, 8378477]
- *       ops: load 32, store 16, montmul_var 16
+ *       ops: load 16, store 8, montmul_var 8
  *   nttgen_mldsa_rvv256_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
  *       a in [-134121127, 134121127], b in [-134121127, 134121127] -> r in [-4190208, 4190208]
- *       ops: load 32, store 16, barrett 16, mredw 16, mulw 16
+ *       ops: load 16, store 8, montmul_var 8, barrett 8
  *       coefficient reductions: 256
  *   nttgen_mldsa_rvv256_basemul_cache: multiplication cache of b, for basemul_acc_cached: what
  *     every product by b would recompute (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1
  *     mod beta)
  *       b in [-134121127, 134121127] -> cache in [-2147483648, 2147483647]
- *       ops: load 16, store 16, mullo 16, const 16
+ *       ops: load 8, store 8, mullo 8, const 8
  *   nttgen_mldsa_rvv256_basemul_acc_cached: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs,
  *     given the caches of the b_i (basemul_cache), stored one after another
  *       a in [-8380416, 8380416], b in [-134121127, 134121127], cache in [-2147483648, 2147483647]
  *         -> r in [-4190208, 4190208]
- *       ops: load 32, store 16, barrett 16, mredw 16, mulw 16
+ *       ops: load 16, store 8, montmul_var 8, barrett 8
  *       coefficient reductions: 256
  *   nttgen_mldsa_rvv256_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-8380416, 8380416] -> a in [-6176123, 6176123]
@@ -166,12 +168,23 @@ static inline vint32m2_t nttgen_mldsa_rvv256_cond_add_q(vint32m2_t a, size_t vl)
 }
 
 /*
- * Signed Montgomery reduction of 64-bit sums to 32-bit lanes:
- * (a - m*q) / 2^32 with m = lo(a)*q^-1 mod 2^32.
+ * Signed Montgomery product (a*b - m*q) / 2^32, m = lo(a*b)*q^-1 mod 2^32.
  */
-static inline vint32m2_t nttgen_mldsa_rvv256_mredw(vint64m4_t a, size_t vl) {
-    const vint32m2_t m = __riscv_vmul_vx_i32m2(__riscv_vncvt_x_x_w_i32m2(a, vl), 58728449, vl);
-    return __riscv_vnsra_wx_i32m2(__riscv_vwmacc_vx_i64m4(a, -8380417, m, vl), 32, vl);
+static inline vint32m4_t nttgen_mldsa_rvv256_rvv256m4_montmul_var(vint32m4_t a, vint32m4_t b,
+                                                                  size_t vl) {
+    const vint32m4_t hi = __riscv_vmulh_vv_i32m4(a, b, vl);
+    const vint32m4_t m = __riscv_vmul_vx_i32m4(__riscv_vmul_vv_i32m4(a, b, vl), 58728449, vl);
+    return __riscv_vsub_vv_i32m4(hi, __riscv_vmulh_vx_i32m4(m, 8380417, vl), vl);
+}
+
+/*
+ * Signed Barrett reduction: t = round(hi(a*1074791297) / 2^21) by vssra with round-to-nearest-up,
+ * then a - t*q by vnmsac.
+ */
+static inline vint32m4_t nttgen_mldsa_rvv256_rvv256m4_barrett(vint32m4_t a, size_t vl) {
+    const vint32m4_t t =
+        __riscv_vssra_vx_i32m4(__riscv_vmulh_vx_i32m4(a, 1074791297, vl), 21, __RISCV_VXRM_RNU, vl);
+    return __riscv_vnmsac_vx_i32m4(a, 8380417, t, vl);
 }
 
 // twiddles zeta_k = r^brv(k), Montgomery form, pairs (z, z*q^-1 mod beta), in consumption order: as
@@ -516,16 +529,18 @@ void nttgen_mldsa_rvv256_ntt(int32_t a[256]) {
 }
 
 /*
- * base multiplication: r = a o b * beta^-1
+ * r <- a o b in this ISA's own register groups (polymul's helper where the entry point runs on
+ *   larger ones)
  *
  * Input:  a, b: NTT domain, native order
- * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
+ * Output: r: NTT domain, native order, times beta^-1
  * r[256]: on exit in [-8378477, 8378477]
  * a[256]: on entry in [-134121127, 134121127]
  * b[256]: on entry in [-134121127, 134121127]
  * Ops per call: load 32, store 16, montmul_var 16
  */
-void nttgen_mldsa_rvv256_basemul(int32_t r[256], const int32_t a[256], const int32_t b[256]) {
+static NTTGEN_NOINLINE void nttgen_mldsa_rvv256_basemul_inner(int32_t r[256], const int32_t a[256],
+                                                              const int32_t b[256]) {
 #ifdef NTTGEN_DEBUG
     nttgen_mldsa_rvv256_assert_range(a, 256, -134121127, 134121127);
     nttgen_mldsa_rvv256_assert_range(b, 256, -134121127, 134121127);
@@ -600,6 +615,58 @@ void nttgen_mldsa_rvv256_basemul(int32_t r[256], const int32_t a[256], const int
 }
 
 /*
+ * base multiplication: r = a o b * beta^-1
+ *
+ * Input:  a, b: NTT domain, native order
+ * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
+ * r[256]: on exit in [-8378477, 8378477]
+ * a[256]: on entry in [-134121127, 134121127]
+ * b[256]: on entry in [-134121127, 134121127]
+ * Ops per call: load 16, store 8, montmul_var 8
+ */
+void nttgen_mldsa_rvv256_basemul(int32_t r[256], const int32_t a[256], const int32_t b[256]) {
+#ifdef NTTGEN_DEBUG
+    nttgen_mldsa_rvv256_assert_range(a, 256, -134121127, 134121127);
+    nttgen_mldsa_rvv256_assert_range(b, 256, -134121127, 134121127);
+#endif
+    const vint32m4_t a_0 = __riscv_vle32_v_i32m4(&a[0], 32);
+    const vint32m4_t b_0 = __riscv_vle32_v_i32m4(&b[0], 32);
+    const vint32m4_t p_0 = nttgen_mldsa_rvv256_rvv256m4_montmul_var(a_0, b_0, 32);
+    __riscv_vse32_v_i32m4(&r[0], p_0, 32);
+    const vint32m4_t a_1 = __riscv_vle32_v_i32m4(&a[32], 32);
+    const vint32m4_t b_1 = __riscv_vle32_v_i32m4(&b[32], 32);
+    const vint32m4_t p_1 = nttgen_mldsa_rvv256_rvv256m4_montmul_var(a_1, b_1, 32);
+    __riscv_vse32_v_i32m4(&r[32], p_1, 32);
+    const vint32m4_t a_2 = __riscv_vle32_v_i32m4(&a[64], 32);
+    const vint32m4_t b_2 = __riscv_vle32_v_i32m4(&b[64], 32);
+    const vint32m4_t p_2 = nttgen_mldsa_rvv256_rvv256m4_montmul_var(a_2, b_2, 32);
+    __riscv_vse32_v_i32m4(&r[64], p_2, 32);
+    const vint32m4_t a_3 = __riscv_vle32_v_i32m4(&a[96], 32);
+    const vint32m4_t b_3 = __riscv_vle32_v_i32m4(&b[96], 32);
+    const vint32m4_t p_3 = nttgen_mldsa_rvv256_rvv256m4_montmul_var(a_3, b_3, 32);
+    __riscv_vse32_v_i32m4(&r[96], p_3, 32);
+    const vint32m4_t a_4 = __riscv_vle32_v_i32m4(&a[128], 32);
+    const vint32m4_t b_4 = __riscv_vle32_v_i32m4(&b[128], 32);
+    const vint32m4_t p_4 = nttgen_mldsa_rvv256_rvv256m4_montmul_var(a_4, b_4, 32);
+    __riscv_vse32_v_i32m4(&r[128], p_4, 32);
+    const vint32m4_t a_5 = __riscv_vle32_v_i32m4(&a[160], 32);
+    const vint32m4_t b_5 = __riscv_vle32_v_i32m4(&b[160], 32);
+    const vint32m4_t p_5 = nttgen_mldsa_rvv256_rvv256m4_montmul_var(a_5, b_5, 32);
+    __riscv_vse32_v_i32m4(&r[160], p_5, 32);
+    const vint32m4_t a_6 = __riscv_vle32_v_i32m4(&a[192], 32);
+    const vint32m4_t b_6 = __riscv_vle32_v_i32m4(&b[192], 32);
+    const vint32m4_t p_6 = nttgen_mldsa_rvv256_rvv256m4_montmul_var(a_6, b_6, 32);
+    __riscv_vse32_v_i32m4(&r[192], p_6, 32);
+    const vint32m4_t a_7 = __riscv_vle32_v_i32m4(&a[224], 32);
+    const vint32m4_t b_7 = __riscv_vle32_v_i32m4(&b[224], 32);
+    const vint32m4_t p_7 = nttgen_mldsa_rvv256_rvv256m4_montmul_var(a_7, b_7, 32);
+    __riscv_vse32_v_i32m4(&r[224], p_7, 32);
+#ifdef NTTGEN_DEBUG
+    nttgen_mldsa_rvv256_assert_range(r, 256, -8378477, 8378477);
+#endif
+}
+
+/*
  * r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of polynomials stored one after another
  *
  * Input:  a, b: k polynomials each, NTT domain, native order
@@ -608,7 +675,7 @@ void nttgen_mldsa_rvv256_basemul(int32_t r[256], const int32_t a[256], const int
  * a[256 x k]: on entry in [-134121127, 134121127]
  * b[256 x k]: on entry in [-134121127, 134121127]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 32, store 16, barrett 16, mredw 16, mulw 16
+ * Ops per call: load 16, store 8, montmul_var 8, barrett 8
  */
 void nttgen_mldsa_rvv256_basemul_acc(int32_t r[256], const int32_t *a, const int32_t *b, size_t k) {
 #ifdef NTTGEN_DEBUG
@@ -616,68 +683,38 @@ void nttgen_mldsa_rvv256_basemul_acc(int32_t r[256], const int32_t *a, const int
     nttgen_mldsa_rvv256_assert_range(b, k * 256, -134121127, 134121127);
 #endif
     for (size_t i_0 = 0; i_0 < 8; ++i_0) {
-        const vint32m2_t a_0 = __riscv_vle32_v_i32m2(&a[i_0 * 32], 16);
-        const vint32m2_t b_0 = __riscv_vle32_v_i32m2(&b[i_0 * 32], 16);
-        const vint64m4_t w_0 = __riscv_vwmul_vv_i64m4(a_0, b_0, 16);
-        const vint32m2_t a_1 = __riscv_vle32_v_i32m2(&a[i_0 * 32] + 16, 16);
-        const vint32m2_t b_1 = __riscv_vle32_v_i32m2(&b[i_0 * 32] + 16, 16);
-        const vint64m4_t w_1 = __riscv_vwmul_vv_i64m4(a_1, b_1, 16);
-        vint64m4_t w_2 = w_0;
-        vint64m4_t w_3 = w_1;
+        const vint32m4_t a_0 = __riscv_vle32_v_i32m4(&a[i_0 * 32], 32);
+        const vint32m4_t b_0 = __riscv_vle32_v_i32m4(&b[i_0 * 32], 32);
+        const vint32m4_t p_0 = nttgen_mldsa_rvv256_rvv256m4_montmul_var(a_0, b_0, 32);
+        vint32m4_t acc_0 = p_0;
         for (size_t i_1 = 0; (i_1 < 15) & ((i_1 + 1) < k); ++i_1) {
-            const vint32m2_t a_2 = __riscv_vle32_v_i32m2(&a[i_1 * 256 + i_0 * 32] + 256, 16);
-            const vint32m2_t b_2 = __riscv_vle32_v_i32m2(&b[i_1 * 256 + i_0 * 32] + 256, 16);
-            const vint64m4_t w_4 = __riscv_vwmul_vv_i64m4(a_2, b_2, 16);
-            const vint32m2_t a_3 = __riscv_vle32_v_i32m2(&a[i_1 * 256 + i_0 * 32] + 272, 16);
-            const vint32m2_t b_3 = __riscv_vle32_v_i32m2(&b[i_1 * 256 + i_0 * 32] + 272, 16);
-            const vint64m4_t w_5 = __riscv_vwmul_vv_i64m4(a_3, b_3, 16);
-            const vint64m4_t w_6 = __riscv_vadd_vv_i64m4(w_2, w_4, 16);
-            w_2 = w_6;
-            const vint64m4_t w_7 = __riscv_vadd_vv_i64m4(w_3, w_5, 16);
-            w_3 = w_7;
+            const vint32m4_t a_1 = __riscv_vle32_v_i32m4(&a[i_1 * 256 + i_0 * 32] + 256, 32);
+            const vint32m4_t b_1 = __riscv_vle32_v_i32m4(&b[i_1 * 256 + i_0 * 32] + 256, 32);
+            const vint32m4_t p_1 = nttgen_mldsa_rvv256_rvv256m4_montmul_var(a_1, b_1, 32);
+            const vint32m4_t acc_1 = __riscv_vadd_vv_i32m4(acc_0, p_1, 32);
+            acc_0 = acc_1;
         }
-        const vint32m2_t r_0 = nttgen_mldsa_rvv256_mredw(w_2, 16);
-        const vint32m2_t r_1 = nttgen_mldsa_rvv256_mredw(w_3, 16);
-        vint32m2_t acc_0 = r_0;
-        vint32m2_t acc_1 = r_1;
+        vint32m4_t acc_2 = acc_0;
         for (size_t g_0 = 0; (16 * g_0 + 16) < k; ++g_0) {
-            const vint32m2_t a_4 = __riscv_vle32_v_i32m2(&a[g_0 * 4096 + i_0 * 32] + 4096, 16);
-            const vint32m2_t b_4 = __riscv_vle32_v_i32m2(&b[g_0 * 4096 + i_0 * 32] + 4096, 16);
-            const vint64m4_t w_8 = __riscv_vwmul_vv_i64m4(a_4, b_4, 16);
-            const vint32m2_t a_5 = __riscv_vle32_v_i32m2(&a[g_0 * 4096 + i_0 * 32] + 4112, 16);
-            const vint32m2_t b_5 = __riscv_vle32_v_i32m2(&b[g_0 * 4096 + i_0 * 32] + 4112, 16);
-            const vint64m4_t w_9 = __riscv_vwmul_vv_i64m4(a_5, b_5, 16);
-            vint64m4_t w_10 = w_8;
-            vint64m4_t w_11 = w_9;
+            const vint32m4_t a_2 = __riscv_vle32_v_i32m4(&a[g_0 * 4096 + i_0 * 32] + 4096, 32);
+            const vint32m4_t b_2 = __riscv_vle32_v_i32m4(&b[g_0 * 4096 + i_0 * 32] + 4096, 32);
+            const vint32m4_t p_2 = nttgen_mldsa_rvv256_rvv256m4_montmul_var(a_2, b_2, 32);
+            vint32m4_t acc_3 = p_2;
             for (size_t i_2 = 0; (i_2 < 15) & ((i_2 + (g_0 * 16 + 17)) < k); ++i_2) {
-                const vint32m2_t a_6 =
-                    __riscv_vle32_v_i32m2(&a[g_0 * 4096 + i_2 * 256 + i_0 * 32] + 4352, 16);
-                const vint32m2_t b_6 =
-                    __riscv_vle32_v_i32m2(&b[g_0 * 4096 + i_2 * 256 + i_0 * 32] + 4352, 16);
-                const vint64m4_t w_12 = __riscv_vwmul_vv_i64m4(a_6, b_6, 16);
-                const vint32m2_t a_7 =
-                    __riscv_vle32_v_i32m2(&a[g_0 * 4096 + i_2 * 256 + i_0 * 32] + 4368, 16);
-                const vint32m2_t b_7 =
-                    __riscv_vle32_v_i32m2(&b[g_0 * 4096 + i_2 * 256 + i_0 * 32] + 4368, 16);
-                const vint64m4_t w_13 = __riscv_vwmul_vv_i64m4(a_7, b_7, 16);
-                const vint64m4_t w_14 = __riscv_vadd_vv_i64m4(w_10, w_12, 16);
-                w_10 = w_14;
-                const vint64m4_t w_15 = __riscv_vadd_vv_i64m4(w_11, w_13, 16);
-                w_11 = w_15;
+                const vint32m4_t a_3 =
+                    __riscv_vle32_v_i32m4(&a[g_0 * 4096 + i_2 * 256 + i_0 * 32] + 4352, 32);
+                const vint32m4_t b_3 =
+                    __riscv_vle32_v_i32m4(&b[g_0 * 4096 + i_2 * 256 + i_0 * 32] + 4352, 32);
+                const vint32m4_t p_3 = nttgen_mldsa_rvv256_rvv256m4_montmul_var(a_3, b_3, 32);
+                const vint32m4_t acc_4 = __riscv_vadd_vv_i32m4(acc_3, p_3, 32);
+                acc_3 = acc_4;
             }
-            const vint32m2_t r_2 = nttgen_mldsa_rvv256_mredw(w_10, 16);
-            const vint32m2_t r_3 = nttgen_mldsa_rvv256_mredw(w_11, 16);
-            const vint32m2_t red_0 = nttgen_mldsa_rvv256_barrett(acc_0, 16);
-            const vint32m2_t acc_2 = __riscv_vadd_vv_i32m2(red_0, r_2, 16);
-            acc_0 = acc_2;
-            const vint32m2_t red_1 = nttgen_mldsa_rvv256_barrett(acc_1, 16);
-            const vint32m2_t acc_3 = __riscv_vadd_vv_i32m2(red_1, r_3, 16);
-            acc_1 = acc_3;
+            const vint32m4_t red_0 = nttgen_mldsa_rvv256_rvv256m4_barrett(acc_2, 32);
+            const vint32m4_t acc_5 = __riscv_vadd_vv_i32m4(red_0, acc_3, 32);
+            acc_2 = acc_5;
         }
-        const vint32m2_t red_2 = nttgen_mldsa_rvv256_barrett(acc_0, 16);
-        const vint32m2_t red_3 = nttgen_mldsa_rvv256_barrett(acc_1, 16);
-        __riscv_vse32_v_i32m2(&r[i_0 * 32], red_2, 16);
-        __riscv_vse32_v_i32m2(&r[i_0 * 32] + 16, red_3, 16);
+        const vint32m4_t red_1 = nttgen_mldsa_rvv256_rvv256m4_barrett(acc_2, 32);
+        __riscv_vse32_v_i32m4(&r[i_0 * 32], red_1, 32);
     }
 #ifdef NTTGEN_DEBUG
     nttgen_mldsa_rvv256_assert_range(r, 256, -4190208, 4190208);
@@ -692,76 +729,44 @@ void nttgen_mldsa_rvv256_basemul_acc(int32_t r[256], const int32_t *a, const int
  * Output: cache: this ISA's layout (n/2 entries for degree-2 factors, n for a complete NTT)
  * cache[256]: on exit in [-2147483648, 2147483647]
  * b[256]: on entry in [-134121127, 134121127]
- * Ops per call: load 16, store 16, mullo 16, const 16
+ * Ops per call: load 8, store 8, mullo 8, const 8
  */
 void nttgen_mldsa_rvv256_basemul_cache(int32_t cache[256], const int32_t b[256]) {
 #ifdef NTTGEN_DEBUG
     nttgen_mldsa_rvv256_assert_range(b, 256, -134121127, 134121127);
 #endif
-    const vint32m2_t b_0 = __riscv_vle32_v_i32m2(&b[0], 16);
-    const vint32m2_t qinv_0 = __riscv_vmv_v_x_i32m2(58728449, 16);
-    const vint32m2_t bq_0 = __riscv_vmul_vv_i32m2(b_0, qinv_0, 16);
-    __riscv_vse32_v_i32m2(&cache[0], bq_0, 16);
-    const vint32m2_t b_1 = __riscv_vle32_v_i32m2(&b[16], 16);
-    const vint32m2_t qinv_1 = __riscv_vmv_v_x_i32m2(58728449, 16);
-    const vint32m2_t bq_1 = __riscv_vmul_vv_i32m2(b_1, qinv_1, 16);
-    __riscv_vse32_v_i32m2(&cache[16], bq_1, 16);
-    const vint32m2_t b_2 = __riscv_vle32_v_i32m2(&b[32], 16);
-    const vint32m2_t qinv_2 = __riscv_vmv_v_x_i32m2(58728449, 16);
-    const vint32m2_t bq_2 = __riscv_vmul_vv_i32m2(b_2, qinv_2, 16);
-    __riscv_vse32_v_i32m2(&cache[32], bq_2, 16);
-    const vint32m2_t b_3 = __riscv_vle32_v_i32m2(&b[48], 16);
-    const vint32m2_t qinv_3 = __riscv_vmv_v_x_i32m2(58728449, 16);
-    const vint32m2_t bq_3 = __riscv_vmul_vv_i32m2(b_3, qinv_3, 16);
-    __riscv_vse32_v_i32m2(&cache[48], bq_3, 16);
-    const vint32m2_t b_4 = __riscv_vle32_v_i32m2(&b[64], 16);
-    const vint32m2_t qinv_4 = __riscv_vmv_v_x_i32m2(58728449, 16);
-    const vint32m2_t bq_4 = __riscv_vmul_vv_i32m2(b_4, qinv_4, 16);
-    __riscv_vse32_v_i32m2(&cache[64], bq_4, 16);
-    const vint32m2_t b_5 = __riscv_vle32_v_i32m2(&b[80], 16);
-    const vint32m2_t qinv_5 = __riscv_vmv_v_x_i32m2(58728449, 16);
-    const vint32m2_t bq_5 = __riscv_vmul_vv_i32m2(b_5, qinv_5, 16);
-    __riscv_vse32_v_i32m2(&cache[80], bq_5, 16);
-    const vint32m2_t b_6 = __riscv_vle32_v_i32m2(&b[96], 16);
-    const vint32m2_t qinv_6 = __riscv_vmv_v_x_i32m2(58728449, 16);
-    const vint32m2_t bq_6 = __riscv_vmul_vv_i32m2(b_6, qinv_6, 16);
-    __riscv_vse32_v_i32m2(&cache[96], bq_6, 16);
-    const vint32m2_t b_7 = __riscv_vle32_v_i32m2(&b[112], 16);
-    const vint32m2_t qinv_7 = __riscv_vmv_v_x_i32m2(58728449, 16);
-    const vint32m2_t bq_7 = __riscv_vmul_vv_i32m2(b_7, qinv_7, 16);
-    __riscv_vse32_v_i32m2(&cache[112], bq_7, 16);
-    const vint32m2_t b_8 = __riscv_vle32_v_i32m2(&b[128], 16);
-    const vint32m2_t qinv_8 = __riscv_vmv_v_x_i32m2(58728449, 16);
-    const vint32m2_t bq_8 = __riscv_vmul_vv_i32m2(b_8, qinv_8, 16);
-    __riscv_vse32_v_i32m2(&cache[128], bq_8, 16);
-    const vint32m2_t b_9 = __riscv_vle32_v_i32m2(&b[144], 16);
-    const vint32m2_t qinv_9 = __riscv_vmv_v_x_i32m2(58728449, 16);
-    const vint32m2_t bq_9 = __riscv_vmul_vv_i32m2(b_9, qinv_9, 16);
-    __riscv_vse32_v_i32m2(&cache[144], bq_9, 16);
-    const vint32m2_t b_10 = __riscv_vle32_v_i32m2(&b[160], 16);
-    const vint32m2_t qinv_10 = __riscv_vmv_v_x_i32m2(58728449, 16);
-    const vint32m2_t bq_10 = __riscv_vmul_vv_i32m2(b_10, qinv_10, 16);
-    __riscv_vse32_v_i32m2(&cache[160], bq_10, 16);
-    const vint32m2_t b_11 = __riscv_vle32_v_i32m2(&b[176], 16);
-    const vint32m2_t qinv_11 = __riscv_vmv_v_x_i32m2(58728449, 16);
-    const vint32m2_t bq_11 = __riscv_vmul_vv_i32m2(b_11, qinv_11, 16);
-    __riscv_vse32_v_i32m2(&cache[176], bq_11, 16);
-    const vint32m2_t b_12 = __riscv_vle32_v_i32m2(&b[192], 16);
-    const vint32m2_t qinv_12 = __riscv_vmv_v_x_i32m2(58728449, 16);
-    const vint32m2_t bq_12 = __riscv_vmul_vv_i32m2(b_12, qinv_12, 16);
-    __riscv_vse32_v_i32m2(&cache[192], bq_12, 16);
-    const vint32m2_t b_13 = __riscv_vle32_v_i32m2(&b[208], 16);
-    const vint32m2_t qinv_13 = __riscv_vmv_v_x_i32m2(58728449, 16);
-    const vint32m2_t bq_13 = __riscv_vmul_vv_i32m2(b_13, qinv_13, 16);
-    __riscv_vse32_v_i32m2(&cache[208], bq_13, 16);
-    const vint32m2_t b_14 = __riscv_vle32_v_i32m2(&b[224], 16);
-    const vint32m2_t qinv_14 = __riscv_vmv_v_x_i32m2(58728449, 16);
-    const vint32m2_t bq_14 = __riscv_vmul_vv_i32m2(b_14, qinv_14, 16);
-    __riscv_vse32_v_i32m2(&cache[224], bq_14, 16);
-    const vint32m2_t b_15 = __riscv_vle32_v_i32m2(&b[240], 16);
-    const vint32m2_t qinv_15 = __riscv_vmv_v_x_i32m2(58728449, 16);
-    const vint32m2_t bq_15 = __riscv_vmul_vv_i32m2(b_15, qinv_15, 16);
-    __riscv_vse32_v_i32m2(&cache[240], bq_15, 16);
+    const vint32m4_t b_0 = __riscv_vle32_v_i32m4(&b[0], 32);
+    const vint32m4_t qinv_0 = __riscv_vmv_v_x_i32m4(58728449, 32);
+    const vint32m4_t bq_0 = __riscv_vmul_vv_i32m4(b_0, qinv_0, 32);
+    __riscv_vse32_v_i32m4(&cache[0], bq_0, 32);
+    const vint32m4_t b_1 = __riscv_vle32_v_i32m4(&b[32], 32);
+    const vint32m4_t qinv_1 = __riscv_vmv_v_x_i32m4(58728449, 32);
+    const vint32m4_t bq_1 = __riscv_vmul_vv_i32m4(b_1, qinv_1, 32);
+    __riscv_vse32_v_i32m4(&cache[32], bq_1, 32);
+    const vint32m4_t b_2 = __riscv_vle32_v_i32m4(&b[64], 32);
+    const vint32m4_t qinv_2 = __riscv_vmv_v_x_i32m4(58728449, 32);
+    const vint32m4_t bq_2 = __riscv_vmul_vv_i32m4(b_2, qinv_2, 32);
+    __riscv_vse32_v_i32m4(&cache[64], bq_2, 32);
+    const vint32m4_t b_3 = __riscv_vle32_v_i32m4(&b[96], 32);
+    const vint32m4_t qinv_3 = __riscv_vmv_v_x_i32m4(58728449, 32);
+    const vint32m4_t bq_3 = __riscv_vmul_vv_i32m4(b_3, qinv_3, 32);
+    __riscv_vse32_v_i32m4(&cache[96], bq_3, 32);
+    const vint32m4_t b_4 = __riscv_vle32_v_i32m4(&b[128], 32);
+    const vint32m4_t qinv_4 = __riscv_vmv_v_x_i32m4(58728449, 32);
+    const vint32m4_t bq_4 = __riscv_vmul_vv_i32m4(b_4, qinv_4, 32);
+    __riscv_vse32_v_i32m4(&cache[128], bq_4, 32);
+    const vint32m4_t b_5 = __riscv_vle32_v_i32m4(&b[160], 32);
+    const vint32m4_t qinv_5 = __riscv_vmv_v_x_i32m4(58728449, 32);
+    const vint32m4_t bq_5 = __riscv_vmul_vv_i32m4(b_5, qinv_5, 32);
+    __riscv_vse32_v_i32m4(&cache[160], bq_5, 32);
+    const vint32m4_t b_6 = __riscv_vle32_v_i32m4(&b[192], 32);
+    const vint32m4_t qinv_6 = __riscv_vmv_v_x_i32m4(58728449, 32);
+    const vint32m4_t bq_6 = __riscv_vmul_vv_i32m4(b_6, qinv_6, 32);
+    __riscv_vse32_v_i32m4(&cache[192], bq_6, 32);
+    const vint32m4_t b_7 = __riscv_vle32_v_i32m4(&b[224], 32);
+    const vint32m4_t qinv_7 = __riscv_vmv_v_x_i32m4(58728449, 32);
+    const vint32m4_t bq_7 = __riscv_vmul_vv_i32m4(b_7, qinv_7, 32);
+    __riscv_vse32_v_i32m4(&cache[224], bq_7, 32);
 #ifdef NTTGEN_DEBUG
     nttgen_mldsa_rvv256_assert_range(cache, 256, (-2147483647 - 1), 2147483647);
 #endif
@@ -778,7 +783,7 @@ void nttgen_mldsa_rvv256_basemul_cache(int32_t cache[256], const int32_t b[256])
  * b[256 x k]: on entry in [-134121127, 134121127]
  * cache[256 x k]: on entry in [-2147483648, 2147483647]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 32, store 16, barrett 16, mredw 16, mulw 16
+ * Ops per call: load 16, store 8, montmul_var 8, barrett 8
  */
 void nttgen_mldsa_rvv256_basemul_acc_cached(int32_t r[256], const int32_t *a, const int32_t *b,
                                             const int32_t *cache, size_t k) {
@@ -789,68 +794,38 @@ void nttgen_mldsa_rvv256_basemul_acc_cached(int32_t r[256], const int32_t *a, co
     nttgen_mldsa_rvv256_assert_range(cache, k * 256, (-2147483647 - 1), 2147483647);
 #endif
     for (size_t i_0 = 0; i_0 < 8; ++i_0) {
-        const vint32m2_t a_0 = __riscv_vle32_v_i32m2(&a[i_0 * 32], 16);
-        const vint32m2_t b_0 = __riscv_vle32_v_i32m2(&b[i_0 * 32], 16);
-        const vint64m4_t w_0 = __riscv_vwmul_vv_i64m4(a_0, b_0, 16);
-        const vint32m2_t a_1 = __riscv_vle32_v_i32m2(&a[i_0 * 32] + 16, 16);
-        const vint32m2_t b_1 = __riscv_vle32_v_i32m2(&b[i_0 * 32] + 16, 16);
-        const vint64m4_t w_1 = __riscv_vwmul_vv_i64m4(a_1, b_1, 16);
-        vint64m4_t w_2 = w_0;
-        vint64m4_t w_3 = w_1;
+        const vint32m4_t a_0 = __riscv_vle32_v_i32m4(&a[i_0 * 32], 32);
+        const vint32m4_t b_0 = __riscv_vle32_v_i32m4(&b[i_0 * 32], 32);
+        const vint32m4_t p_0 = nttgen_mldsa_rvv256_rvv256m4_montmul_var(a_0, b_0, 32);
+        vint32m4_t acc_0 = p_0;
         for (size_t i_1 = 0; (i_1 < 15) & ((i_1 + 1) < k); ++i_1) {
-            const vint32m2_t a_2 = __riscv_vle32_v_i32m2(&a[i_1 * 256 + i_0 * 32] + 256, 16);
-            const vint32m2_t b_2 = __riscv_vle32_v_i32m2(&b[i_1 * 256 + i_0 * 32] + 256, 16);
-            const vint64m4_t w_4 = __riscv_vwmul_vv_i64m4(a_2, b_2, 16);
-            const vint32m2_t a_3 = __riscv_vle32_v_i32m2(&a[i_1 * 256 + i_0 * 32] + 272, 16);
-            const vint32m2_t b_3 = __riscv_vle32_v_i32m2(&b[i_1 * 256 + i_0 * 32] + 272, 16);
-            const vint64m4_t w_5 = __riscv_vwmul_vv_i64m4(a_3, b_3, 16);
-            const vint64m4_t w_6 = __riscv_vadd_vv_i64m4(w_2, w_4, 16);
-            w_2 = w_6;
-            const vint64m4_t w_7 = __riscv_vadd_vv_i64m4(w_3, w_5, 16);
-            w_3 = w_7;
+            const vint32m4_t a_1 = __riscv_vle32_v_i32m4(&a[i_1 * 256 + i_0 * 32] + 256, 32);
+            const vint32m4_t b_1 = __riscv_vle32_v_i32m4(&b[i_1 * 256 + i_0 * 32] + 256, 32);
+            const vint32m4_t p_1 = nttgen_mldsa_rvv256_rvv256m4_montmul_var(a_1, b_1, 32);
+            const vint32m4_t acc_1 = __riscv_vadd_vv_i32m4(acc_0, p_1, 32);
+            acc_0 = acc_1;
         }
-        const vint32m2_t r_0 = nttgen_mldsa_rvv256_mredw(w_2, 16);
-        const vint32m2_t r_1 = nttgen_mldsa_rvv256_mredw(w_3, 16);
-        vint32m2_t acc_0 = r_0;
-        vint32m2_t acc_1 = r_1;
+        vint32m4_t acc_2 = acc_0;
         for (size_t g_0 = 0; (16 * g_0 + 16) < k; ++g_0) {
-            const vint32m2_t a_4 = __riscv_vle32_v_i32m2(&a[g_0 * 4096 + i_0 * 32] + 4096, 16);
-            const vint32m2_t b_4 = __riscv_vle32_v_i32m2(&b[g_0 * 4096 + i_0 * 32] + 4096, 16);
-            const vint64m4_t w_8 = __riscv_vwmul_vv_i64m4(a_4, b_4, 16);
-            const vint32m2_t a_5 = __riscv_vle32_v_i32m2(&a[g_0 * 4096 + i_0 * 32] + 4112, 16);
-            const vint32m2_t b_5 = __riscv_vle32_v_i32m2(&b[g_0 * 4096 + i_0 * 32] + 4112, 16);
-            const vint64m4_t w_9 = __riscv_vwmul_vv_i64m4(a_5, b_5, 16);
-            vint64m4_t w_10 = w_8;
-            vint64m4_t w_11 = w_9;
+            const vint32m4_t a_2 = __riscv_vle32_v_i32m4(&a[g_0 * 4096 + i_0 * 32] + 4096, 32);
+            const vint32m4_t b_2 = __riscv_vle32_v_i32m4(&b[g_0 * 4096 + i_0 * 32] + 4096, 32);
+            const vint32m4_t p_2 = nttgen_mldsa_rvv256_rvv256m4_montmul_var(a_2, b_2, 32);
+            vint32m4_t acc_3 = p_2;
             for (size_t i_2 = 0; (i_2 < 15) & ((i_2 + (g_0 * 16 + 17)) < k); ++i_2) {
-                const vint32m2_t a_6 =
-                    __riscv_vle32_v_i32m2(&a[g_0 * 4096 + i_2 * 256 + i_0 * 32] + 4352, 16);
-                const vint32m2_t b_6 =
-                    __riscv_vle32_v_i32m2(&b[g_0 * 4096 + i_2 * 256 + i_0 * 32] + 4352, 16);
-                const vint64m4_t w_12 = __riscv_vwmul_vv_i64m4(a_6, b_6, 16);
-                const vint32m2_t a_7 =
-                    __riscv_vle32_v_i32m2(&a[g_0 * 4096 + i_2 * 256 + i_0 * 32] + 4368, 16);
-                const vint32m2_t b_7 =
-                    __riscv_vle32_v_i32m2(&b[g_0 * 4096 + i_2 * 256 + i_0 * 32] + 4368, 16);
-                const vint64m4_t w_13 = __riscv_vwmul_vv_i64m4(a_7, b_7, 16);
-                const vint64m4_t w_14 = __riscv_vadd_vv_i64m4(w_10, w_12, 16);
-                w_10 = w_14;
-                const vint64m4_t w_15 = __riscv_vadd_vv_i64m4(w_11, w_13, 16);
-                w_11 = w_15;
+                const vint32m4_t a_3 =
+                    __riscv_vle32_v_i32m4(&a[g_0 * 4096 + i_2 * 256 + i_0 * 32] + 4352, 32);
+                const vint32m4_t b_3 =
+                    __riscv_vle32_v_i32m4(&b[g_0 * 4096 + i_2 * 256 + i_0 * 32] + 4352, 32);
+                const vint32m4_t p_3 = nttgen_mldsa_rvv256_rvv256m4_montmul_var(a_3, b_3, 32);
+                const vint32m4_t acc_4 = __riscv_vadd_vv_i32m4(acc_3, p_3, 32);
+                acc_3 = acc_4;
             }
-            const vint32m2_t r_2 = nttgen_mldsa_rvv256_mredw(w_10, 16);
-            const vint32m2_t r_3 = nttgen_mldsa_rvv256_mredw(w_11, 16);
-            const vint32m2_t red_0 = nttgen_mldsa_rvv256_barrett(acc_0, 16);
-            const vint32m2_t acc_2 = __riscv_vadd_vv_i32m2(red_0, r_2, 16);
-            acc_0 = acc_2;
-            const vint32m2_t red_1 = nttgen_mldsa_rvv256_barrett(acc_1, 16);
-            const vint32m2_t acc_3 = __riscv_vadd_vv_i32m2(red_1, r_3, 16);
-            acc_1 = acc_3;
+            const vint32m4_t red_0 = nttgen_mldsa_rvv256_rvv256m4_barrett(acc_2, 32);
+            const vint32m4_t acc_5 = __riscv_vadd_vv_i32m4(red_0, acc_3, 32);
+            acc_2 = acc_5;
         }
-        const vint32m2_t red_2 = nttgen_mldsa_rvv256_barrett(acc_0, 16);
-        const vint32m2_t red_3 = nttgen_mldsa_rvv256_barrett(acc_1, 16);
-        __riscv_vse32_v_i32m2(&r[i_0 * 32], red_2, 16);
-        __riscv_vse32_v_i32m2(&r[i_0 * 32] + 16, red_3, 16);
+        const vint32m4_t red_1 = nttgen_mldsa_rvv256_rvv256m4_barrett(acc_2, 32);
+        __riscv_vse32_v_i32m4(&r[i_0 * 32], red_1, 32);
     }
 #ifdef NTTGEN_DEBUG
     nttgen_mldsa_rvv256_assert_range(r, 256, -4190208, 4190208);
@@ -1498,7 +1473,7 @@ void nttgen_mldsa_rvv256_polymul(int32_t r[256], const int32_t a[256], const int
 #endif
     nttgen_mldsa_rvv256_ntt_from(a_hat, a);
     nttgen_mldsa_rvv256_ntt_from(b_hat, b);
-    nttgen_mldsa_rvv256_basemul(r, a_hat, b_hat);
+    nttgen_mldsa_rvv256_basemul_inner(r, a_hat, b_hat);
     nttgen_mldsa_rvv256_intt_reduce(r);
 #ifdef NTTGEN_DEBUG
     nttgen_mldsa_rvv256_assert_range(r, 256, 0, 8380416);

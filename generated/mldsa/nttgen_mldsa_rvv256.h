@@ -11,6 +11,8 @@
  *         this ISA's native order: address bit p holds index bit perm[p], perm = [2, 3, 6, 7, 4, 5,
  *           0, 1]
  * ISA:    RISC-V Vector 1.0 for VLEN >= 256 (LMUL=2); 16 lane(s) of 32 bits per value
+ *         basemul, basemul_acc, basemul_cache, basemul_acc_cached: 32 lane(s) (RISC-V Vector 1.0
+ *           for VLEN >= 256 (LMUL=4))
  * Lanes: beta = 2^32; q^-1 mod beta = 58728449; beta mod q = -4186625; Barrett v = 1074791297,
  *   shift 53
  * Ranges: inclusive [lo, hi], proven by nttgen's interval analysis for every input in
@@ -22,22 +24,22 @@
  *       ops: load 98, gather 32, store 64, add 64, sub 64, montmul 64
  *   nttgen_mldsa_rvv256_basemul: base multiplication: r = a o b * beta^-1
  *       a in [-134121127, 134121127], b in [-134121127, 134121127] -> r in [-8378477, 8378477]
- *       ops: load 32, store 16, montmul_var 16
+ *       ops: load 16, store 8, montmul_var 8
  *   nttgen_mldsa_rvv256_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
  *       a in [-134121127, 134121127], b in [-134121127, 134121127] -> r in [-4190208, 4190208]
- *       ops: load 32, store 16, barrett 16, mredw 16, mulw 16
+ *       ops: load 16, store 8, montmul_var 8, barrett 8
  *       coefficient reductions: 256
  *   nttgen_mldsa_rvv256_basemul_cache: multiplication cache of b, for basemul_acc_cached: what
  *     every product by b would recompute (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1
  *     mod beta)
  *       b in [-134121127, 134121127] -> cache in [-2147483648, 2147483647]
- *       ops: load 16, store 16, mullo 16, const 16
+ *       ops: load 8, store 8, mullo 8, const 8
  *   nttgen_mldsa_rvv256_basemul_acc_cached: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs,
  *     given the caches of the b_i (basemul_cache), stored one after another
  *       a in [-8380416, 8380416], b in [-134121127, 134121127], cache in [-2147483648, 2147483647]
  *         -> r in [-4190208, 4190208]
- *       ops: load 32, store 16, barrett 16, mredw 16, mulw 16
+ *       ops: load 16, store 8, montmul_var 8, barrett 8
  *       coefficient reductions: 256
  *   nttgen_mldsa_rvv256_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-8380416, 8380416] -> a in [-6176123, 6176123]
@@ -108,7 +110,7 @@ void nttgen_mldsa_rvv256_ntt(int32_t a[256]);
  * r[256]: on exit in [-8378477, 8378477]
  * a[256]: on entry in [-134121127, 134121127]
  * b[256]: on entry in [-134121127, 134121127]
- * Ops per call: load 32, store 16, montmul_var 16
+ * Ops per call: load 16, store 8, montmul_var 8
  */
 void nttgen_mldsa_rvv256_basemul(int32_t r[256], const int32_t a[256], const int32_t b[256]);
 
@@ -121,7 +123,7 @@ void nttgen_mldsa_rvv256_basemul(int32_t r[256], const int32_t a[256], const int
  * a[256 x k]: on entry in [-134121127, 134121127]
  * b[256 x k]: on entry in [-134121127, 134121127]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 32, store 16, barrett 16, mredw 16, mulw 16
+ * Ops per call: load 16, store 8, montmul_var 8, barrett 8
  */
 void nttgen_mldsa_rvv256_basemul_acc(int32_t r[256], const int32_t *a, const int32_t *b, size_t k);
 
@@ -133,7 +135,7 @@ void nttgen_mldsa_rvv256_basemul_acc(int32_t r[256], const int32_t *a, const int
  * Output: cache: this ISA's layout (n/2 entries for degree-2 factors, n for a complete NTT)
  * cache[256]: on exit in [-2147483648, 2147483647]
  * b[256]: on entry in [-134121127, 134121127]
- * Ops per call: load 16, store 16, mullo 16, const 16
+ * Ops per call: load 8, store 8, mullo 8, const 8
  */
 void nttgen_mldsa_rvv256_basemul_cache(int32_t cache[256], const int32_t b[256]);
 
@@ -148,7 +150,7 @@ void nttgen_mldsa_rvv256_basemul_cache(int32_t cache[256], const int32_t b[256])
  * b[256 x k]: on entry in [-134121127, 134121127]
  * cache[256 x k]: on entry in [-2147483648, 2147483647]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 32, store 16, barrett 16, mredw 16, mulw 16
+ * Ops per call: load 16, store 8, montmul_var 8, barrett 8
  */
 void nttgen_mldsa_rvv256_basemul_acc_cached(int32_t r[256], const int32_t *a, const int32_t *b,
                                             const int32_t *cache, size_t k);

@@ -10,6 +10,8 @@
  *         this ISA's native order: address bit p holds index bit perm[p], perm = [7, 8, 3, 9, 4, 5,
  *           6, 0, 1, 2]
  * ISA:    RISC-V Vector 1.0 for VLEN >= 128 (LMUL=2); 16 lane(s) of 16 bits per value
+ *         basemul, basemul_acc, basemul_cache, basemul_acc_cached: 32 lane(s) (RISC-V Vector 1.0
+ *           for VLEN >= 128 (LMUL=4))
  * Lanes:  beta = 2^16; q^-1 mod beta = -12287; beta mod q = 4091; Barrett v = 21844, shift 28
  * Ranges: inclusive [lo, hi], proven by nttgen's interval analysis for every input in
  *         the stated input range. "times beta^-1": the Montgomery factor.
@@ -21,21 +23,21 @@
  *       coefficient reductions: 1536
  *   nttgen_newhope1024_rvv128_basemul: base multiplication: r = a o b * beta^-1
  *       a in [-22735, 22735], b in [-22735, 22735] -> r in [-14031, 14031]
- *       ops: load 128, store 64, montmul_var 64
+ *       ops: load 64, store 32, montmul_var 32
  *   nttgen_newhope1024_rvv128_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
  *       a in [-22735, 22735], b in [-22735, 22735] -> r in [-6144, 6144]
- *       ops: load 128, store 64, montmul_var 64, barrett 64
+ *       ops: load 64, store 32, montmul_var 32, barrett 32
  *       coefficient reductions: 1024
  *   nttgen_newhope1024_rvv128_basemul_cache: multiplication cache of b, for basemul_acc_cached:
  *     what every product by b would recompute (degree-2 factors: g_j * b1 mod q; complete NTT: b *
  *     q^-1 mod beta)
  *       b in [-22735, 22735] -> cache in [-32768, 32767]
- *       ops: load 64, store 64, mullo 64, const 64
+ *       ops: load 32, store 32, mullo 32, const 32
  *   nttgen_newhope1024_rvv128_basemul_acc_cached: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1
  *     pairs, given the caches of the b_i (basemul_cache), stored one after another
  *       a in [-12288, 12288], b in [-22735, 22735], cache in [-32768, 32767] -> r in [-6145, 6145]
- *       ops: load 128, store 64, montmul_var 64, barrett 64
+ *       ops: load 64, store 32, montmul_var 32, barrett 32
  *       coefficient reductions: 1024
  *   nttgen_newhope1024_rvv128_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-14031, 14031] -> a in [-8997, 8997]
@@ -165,6 +167,26 @@ static inline vint16m2_t nttgen_newhope1024_rvv128_barrett(vint16m2_t a, size_t 
 static inline vint16m2_t nttgen_newhope1024_rvv128_cond_add_q(vint16m2_t a, size_t vl) {
     const vint16m2_t mask = __riscv_vsra_vx_i16m2(a, 15, vl);
     return __riscv_vadd_vv_i16m2(a, __riscv_vand_vx_i16m2(mask, 12289, vl), vl);
+}
+
+/*
+ * Signed Montgomery product (a*b - m*q) / 2^16, m = lo(a*b)*q^-1 mod 2^16.
+ */
+static inline vint16m4_t nttgen_newhope1024_rvv128_rvv128m4_montmul_var(vint16m4_t a, vint16m4_t b,
+                                                                        size_t vl) {
+    const vint16m4_t hi = __riscv_vmulh_vv_i16m4(a, b, vl);
+    const vint16m4_t m = __riscv_vmul_vx_i16m4(__riscv_vmul_vv_i16m4(a, b, vl), -12287, vl);
+    return __riscv_vsub_vv_i16m4(hi, __riscv_vmulh_vx_i16m4(m, 12289, vl), vl);
+}
+
+/*
+ * Signed Barrett reduction: t = round(hi(a*21844) / 2^12) by vssra with round-to-nearest-up,
+ * then a - t*q by vnmsac.
+ */
+static inline vint16m4_t nttgen_newhope1024_rvv128_rvv128m4_barrett(vint16m4_t a, size_t vl) {
+    const vint16m4_t t =
+        __riscv_vssra_vx_i16m4(__riscv_vmulh_vx_i16m4(a, 21844, vl), 12, __RISCV_VXRM_RNU, vl);
+    return __riscv_vnmsac_vx_i16m4(a, 12289, t, vl);
 }
 
 // twiddles zeta_k = r^brv(k), Montgomery form, pairs (z, z*q^-1 mod beta), in consumption order: as
@@ -930,17 +952,19 @@ void nttgen_newhope1024_rvv128_ntt(int16_t a[1024]) {
 }
 
 /*
- * base multiplication: r = a o b * beta^-1
+ * r <- a o b in this ISA's own register groups (polymul's helper where the entry point runs on
+ *   larger ones)
  *
  * Input:  a, b: NTT domain, native order
- * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
+ * Output: r: NTT domain, native order, times beta^-1
  * r[1024]: on exit in [-14031, 14031]
  * a[1024]: on entry in [-22735, 22735]
  * b[1024]: on entry in [-22735, 22735]
  * Ops per call: load 128, store 64, montmul_var 64
  */
-void nttgen_newhope1024_rvv128_basemul(int16_t r[1024], const int16_t a[1024],
-                                       const int16_t b[1024]) {
+static NTTGEN_NOINLINE void nttgen_newhope1024_rvv128_basemul_inner(int16_t r[1024],
+                                                                    const int16_t a[1024],
+                                                                    const int16_t b[1024]) {
 #ifdef NTTGEN_DEBUG
     nttgen_newhope1024_rvv128_assert_range(a, 1024, -22735, 22735);
     nttgen_newhope1024_rvv128_assert_range(b, 1024, -22735, 22735);
@@ -1211,6 +1235,157 @@ part_2:;
 }
 
 /*
+ * base multiplication: r = a o b * beta^-1
+ *
+ * Input:  a, b: NTT domain, native order
+ * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
+ * r[1024]: on exit in [-14031, 14031]
+ * a[1024]: on entry in [-22735, 22735]
+ * b[1024]: on entry in [-22735, 22735]
+ * Ops per call: load 64, store 32, montmul_var 32
+ */
+void nttgen_newhope1024_rvv128_basemul(int16_t r[1024], const int16_t a[1024],
+                                       const int16_t b[1024]) {
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope1024_rvv128_assert_range(a, 1024, -22735, 22735);
+    nttgen_newhope1024_rvv128_assert_range(b, 1024, -22735, 22735);
+#endif
+    const vint16m4_t a_0 = __riscv_vle16_v_i16m4(&a[0], 32);
+    const vint16m4_t b_0 = __riscv_vle16_v_i16m4(&b[0], 32);
+    const vint16m4_t p_0 = nttgen_newhope1024_rvv128_rvv128m4_montmul_var(a_0, b_0, 32);
+    __riscv_vse16_v_i16m4(&r[0], p_0, 32);
+    const vint16m4_t a_1 = __riscv_vle16_v_i16m4(&a[32], 32);
+    const vint16m4_t b_1 = __riscv_vle16_v_i16m4(&b[32], 32);
+    const vint16m4_t p_1 = nttgen_newhope1024_rvv128_rvv128m4_montmul_var(a_1, b_1, 32);
+    __riscv_vse16_v_i16m4(&r[32], p_1, 32);
+    const vint16m4_t a_2 = __riscv_vle16_v_i16m4(&a[64], 32);
+    const vint16m4_t b_2 = __riscv_vle16_v_i16m4(&b[64], 32);
+    const vint16m4_t p_2 = nttgen_newhope1024_rvv128_rvv128m4_montmul_var(a_2, b_2, 32);
+    __riscv_vse16_v_i16m4(&r[64], p_2, 32);
+    const vint16m4_t a_3 = __riscv_vle16_v_i16m4(&a[96], 32);
+    const vint16m4_t b_3 = __riscv_vle16_v_i16m4(&b[96], 32);
+    const vint16m4_t p_3 = nttgen_newhope1024_rvv128_rvv128m4_montmul_var(a_3, b_3, 32);
+    __riscv_vse16_v_i16m4(&r[96], p_3, 32);
+    const vint16m4_t a_4 = __riscv_vle16_v_i16m4(&a[128], 32);
+    const vint16m4_t b_4 = __riscv_vle16_v_i16m4(&b[128], 32);
+    const vint16m4_t p_4 = nttgen_newhope1024_rvv128_rvv128m4_montmul_var(a_4, b_4, 32);
+    __riscv_vse16_v_i16m4(&r[128], p_4, 32);
+    const vint16m4_t a_5 = __riscv_vle16_v_i16m4(&a[160], 32);
+    const vint16m4_t b_5 = __riscv_vle16_v_i16m4(&b[160], 32);
+    const vint16m4_t p_5 = nttgen_newhope1024_rvv128_rvv128m4_montmul_var(a_5, b_5, 32);
+    __riscv_vse16_v_i16m4(&r[160], p_5, 32);
+    const vint16m4_t a_6 = __riscv_vle16_v_i16m4(&a[192], 32);
+    const vint16m4_t b_6 = __riscv_vle16_v_i16m4(&b[192], 32);
+    const vint16m4_t p_6 = nttgen_newhope1024_rvv128_rvv128m4_montmul_var(a_6, b_6, 32);
+    __riscv_vse16_v_i16m4(&r[192], p_6, 32);
+    const vint16m4_t a_7 = __riscv_vle16_v_i16m4(&a[224], 32);
+    const vint16m4_t b_7 = __riscv_vle16_v_i16m4(&b[224], 32);
+    const vint16m4_t p_7 = nttgen_newhope1024_rvv128_rvv128m4_montmul_var(a_7, b_7, 32);
+    __riscv_vse16_v_i16m4(&r[224], p_7, 32);
+    const vint16m4_t a_8 = __riscv_vle16_v_i16m4(&a[256], 32);
+    const vint16m4_t b_8 = __riscv_vle16_v_i16m4(&b[256], 32);
+    const vint16m4_t p_8 = nttgen_newhope1024_rvv128_rvv128m4_montmul_var(a_8, b_8, 32);
+    __riscv_vse16_v_i16m4(&r[256], p_8, 32);
+    const vint16m4_t a_9 = __riscv_vle16_v_i16m4(&a[288], 32);
+    const vint16m4_t b_9 = __riscv_vle16_v_i16m4(&b[288], 32);
+    const vint16m4_t p_9 = nttgen_newhope1024_rvv128_rvv128m4_montmul_var(a_9, b_9, 32);
+    __riscv_vse16_v_i16m4(&r[288], p_9, 32);
+    const vint16m4_t a_10 = __riscv_vle16_v_i16m4(&a[320], 32);
+    const vint16m4_t b_10 = __riscv_vle16_v_i16m4(&b[320], 32);
+    const vint16m4_t p_10 = nttgen_newhope1024_rvv128_rvv128m4_montmul_var(a_10, b_10, 32);
+    __riscv_vse16_v_i16m4(&r[320], p_10, 32);
+    const vint16m4_t a_11 = __riscv_vle16_v_i16m4(&a[352], 32);
+    const vint16m4_t b_11 = __riscv_vle16_v_i16m4(&b[352], 32);
+    const vint16m4_t p_11 = nttgen_newhope1024_rvv128_rvv128m4_montmul_var(a_11, b_11, 32);
+    __riscv_vse16_v_i16m4(&r[352], p_11, 32);
+    const vint16m4_t a_12 = __riscv_vle16_v_i16m4(&a[384], 32);
+    const vint16m4_t b_12 = __riscv_vle16_v_i16m4(&b[384], 32);
+    const vint16m4_t p_12 = nttgen_newhope1024_rvv128_rvv128m4_montmul_var(a_12, b_12, 32);
+    __riscv_vse16_v_i16m4(&r[384], p_12, 32);
+    const vint16m4_t a_13 = __riscv_vle16_v_i16m4(&a[416], 32);
+    const vint16m4_t b_13 = __riscv_vle16_v_i16m4(&b[416], 32);
+    const vint16m4_t p_13 = nttgen_newhope1024_rvv128_rvv128m4_montmul_var(a_13, b_13, 32);
+    __riscv_vse16_v_i16m4(&r[416], p_13, 32);
+    const vint16m4_t a_14 = __riscv_vle16_v_i16m4(&a[448], 32);
+    const vint16m4_t b_14 = __riscv_vle16_v_i16m4(&b[448], 32);
+    const vint16m4_t p_14 = nttgen_newhope1024_rvv128_rvv128m4_montmul_var(a_14, b_14, 32);
+    __riscv_vse16_v_i16m4(&r[448], p_14, 32);
+    const vint16m4_t a_15 = __riscv_vle16_v_i16m4(&a[480], 32);
+    const vint16m4_t b_15 = __riscv_vle16_v_i16m4(&b[480], 32);
+    const vint16m4_t p_15 = nttgen_newhope1024_rvv128_rvv128m4_montmul_var(a_15, b_15, 32);
+    __riscv_vse16_v_i16m4(&r[480], p_15, 32);
+    const vint16m4_t a_16 = __riscv_vle16_v_i16m4(&a[512], 32);
+    const vint16m4_t b_16 = __riscv_vle16_v_i16m4(&b[512], 32);
+    const vint16m4_t p_16 = nttgen_newhope1024_rvv128_rvv128m4_montmul_var(a_16, b_16, 32);
+    __riscv_vse16_v_i16m4(&r[512], p_16, 32);
+    const vint16m4_t a_17 = __riscv_vle16_v_i16m4(&a[544], 32);
+    const vint16m4_t b_17 = __riscv_vle16_v_i16m4(&b[544], 32);
+    const vint16m4_t p_17 = nttgen_newhope1024_rvv128_rvv128m4_montmul_var(a_17, b_17, 32);
+    __riscv_vse16_v_i16m4(&r[544], p_17, 32);
+    const vint16m4_t a_18 = __riscv_vle16_v_i16m4(&a[576], 32);
+    const vint16m4_t b_18 = __riscv_vle16_v_i16m4(&b[576], 32);
+    const vint16m4_t p_18 = nttgen_newhope1024_rvv128_rvv128m4_montmul_var(a_18, b_18, 32);
+    __riscv_vse16_v_i16m4(&r[576], p_18, 32);
+    const vint16m4_t a_19 = __riscv_vle16_v_i16m4(&a[608], 32);
+    const vint16m4_t b_19 = __riscv_vle16_v_i16m4(&b[608], 32);
+    const vint16m4_t p_19 = nttgen_newhope1024_rvv128_rvv128m4_montmul_var(a_19, b_19, 32);
+    __riscv_vse16_v_i16m4(&r[608], p_19, 32);
+    const vint16m4_t a_20 = __riscv_vle16_v_i16m4(&a[640], 32);
+    const vint16m4_t b_20 = __riscv_vle16_v_i16m4(&b[640], 32);
+    const vint16m4_t p_20 = nttgen_newhope1024_rvv128_rvv128m4_montmul_var(a_20, b_20, 32);
+    __riscv_vse16_v_i16m4(&r[640], p_20, 32);
+    const vint16m4_t a_21 = __riscv_vle16_v_i16m4(&a[672], 32);
+    const vint16m4_t b_21 = __riscv_vle16_v_i16m4(&b[672], 32);
+    const vint16m4_t p_21 = nttgen_newhope1024_rvv128_rvv128m4_montmul_var(a_21, b_21, 32);
+    __riscv_vse16_v_i16m4(&r[672], p_21, 32);
+    const vint16m4_t a_22 = __riscv_vle16_v_i16m4(&a[704], 32);
+    const vint16m4_t b_22 = __riscv_vle16_v_i16m4(&b[704], 32);
+    const vint16m4_t p_22 = nttgen_newhope1024_rvv128_rvv128m4_montmul_var(a_22, b_22, 32);
+    __riscv_vse16_v_i16m4(&r[704], p_22, 32);
+    const vint16m4_t a_23 = __riscv_vle16_v_i16m4(&a[736], 32);
+    const vint16m4_t b_23 = __riscv_vle16_v_i16m4(&b[736], 32);
+    const vint16m4_t p_23 = nttgen_newhope1024_rvv128_rvv128m4_montmul_var(a_23, b_23, 32);
+    __riscv_vse16_v_i16m4(&r[736], p_23, 32);
+    const vint16m4_t a_24 = __riscv_vle16_v_i16m4(&a[768], 32);
+    const vint16m4_t b_24 = __riscv_vle16_v_i16m4(&b[768], 32);
+    const vint16m4_t p_24 = nttgen_newhope1024_rvv128_rvv128m4_montmul_var(a_24, b_24, 32);
+    __riscv_vse16_v_i16m4(&r[768], p_24, 32);
+    const vint16m4_t a_25 = __riscv_vle16_v_i16m4(&a[800], 32);
+    const vint16m4_t b_25 = __riscv_vle16_v_i16m4(&b[800], 32);
+    const vint16m4_t p_25 = nttgen_newhope1024_rvv128_rvv128m4_montmul_var(a_25, b_25, 32);
+    __riscv_vse16_v_i16m4(&r[800], p_25, 32);
+    const vint16m4_t a_26 = __riscv_vle16_v_i16m4(&a[832], 32);
+    const vint16m4_t b_26 = __riscv_vle16_v_i16m4(&b[832], 32);
+    const vint16m4_t p_26 = nttgen_newhope1024_rvv128_rvv128m4_montmul_var(a_26, b_26, 32);
+    __riscv_vse16_v_i16m4(&r[832], p_26, 32);
+    const vint16m4_t a_27 = __riscv_vle16_v_i16m4(&a[864], 32);
+    const vint16m4_t b_27 = __riscv_vle16_v_i16m4(&b[864], 32);
+    const vint16m4_t p_27 = nttgen_newhope1024_rvv128_rvv128m4_montmul_var(a_27, b_27, 32);
+    __riscv_vse16_v_i16m4(&r[864], p_27, 32);
+    const vint16m4_t a_28 = __riscv_vle16_v_i16m4(&a[896], 32);
+    const vint16m4_t b_28 = __riscv_vle16_v_i16m4(&b[896], 32);
+    const vint16m4_t p_28 = nttgen_newhope1024_rvv128_rvv128m4_montmul_var(a_28, b_28, 32);
+    __riscv_vse16_v_i16m4(&r[896], p_28, 32);
+    const vint16m4_t a_29 = __riscv_vle16_v_i16m4(&a[928], 32);
+    const vint16m4_t b_29 = __riscv_vle16_v_i16m4(&b[928], 32);
+    const vint16m4_t p_29 = nttgen_newhope1024_rvv128_rvv128m4_montmul_var(a_29, b_29, 32);
+    __riscv_vse16_v_i16m4(&r[928], p_29, 32);
+    const vint16m4_t a_30 = __riscv_vle16_v_i16m4(&a[960], 32);
+    const vint16m4_t b_30 = __riscv_vle16_v_i16m4(&b[960], 32);
+    const vint16m4_t p_30 = nttgen_newhope1024_rvv128_rvv128m4_montmul_var(a_30, b_30, 32);
+    __riscv_vse16_v_i16m4(&r[960], p_30, 32);
+    const vint16m4_t a_31 = __riscv_vle16_v_i16m4(&a[992], 32);
+    const vint16m4_t b_31 = __riscv_vle16_v_i16m4(&b[992], 32);
+    goto part_1;
+part_1:;
+    const vint16m4_t p_31 = nttgen_newhope1024_rvv128_rvv128m4_montmul_var(a_31, b_31, 32);
+    __riscv_vse16_v_i16m4(&r[992], p_31, 32);
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope1024_rvv128_assert_range(r, 1024, -14031, 14031);
+#endif
+}
+
+/*
  * r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of polynomials stored one after another
  *
  * Input:  a, b: k polynomials each, NTT domain, native order
@@ -1219,7 +1394,7 @@ part_2:;
  * a[1024 x k]: on entry in [-22735, 22735]
  * b[1024 x k]: on entry in [-22735, 22735]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 128, store 64, montmul_var 64, barrett 64
+ * Ops per call: load 64, store 32, montmul_var 32, barrett 32
  */
 void nttgen_newhope1024_rvv128_basemul_acc(int16_t r[1024], const int16_t *a, const int16_t *b,
                                            size_t k) {
@@ -1228,66 +1403,39 @@ void nttgen_newhope1024_rvv128_basemul_acc(int16_t r[1024], const int16_t *a, co
     nttgen_newhope1024_rvv128_assert_range(b, k * 1024, -22735, 22735);
 #endif
     for (size_t i_0 = 0; i_0 < 32; ++i_0) {
-        const vint16m2_t a_0 = __riscv_vle16_v_i16m2(&a[i_0 * 32], 16);
-        const vint16m2_t b_0 = __riscv_vle16_v_i16m2(&b[i_0 * 32], 16);
-        const vint16m2_t p_0 = nttgen_newhope1024_rvv128_montmul_var(a_0, b_0, 16);
-        const vint16m2_t a_1 = __riscv_vle16_v_i16m2(&a[i_0 * 32] + 16, 16);
-        const vint16m2_t b_1 = __riscv_vle16_v_i16m2(&b[i_0 * 32] + 16, 16);
-        const vint16m2_t p_1 = nttgen_newhope1024_rvv128_montmul_var(a_1, b_1, 16);
-        vint16m2_t acc_0 = p_0;
-        vint16m2_t acc_1 = p_1;
+        const vint16m4_t a_0 = __riscv_vle16_v_i16m4(&a[i_0 * 32], 32);
+        const vint16m4_t b_0 = __riscv_vle16_v_i16m4(&b[i_0 * 32], 32);
+        const vint16m4_t p_0 = nttgen_newhope1024_rvv128_rvv128m4_montmul_var(a_0, b_0, 32);
+        vint16m4_t acc_0 = p_0;
         for (size_t i_1 = 0; (i_1 < 1) & ((i_1 + 1) < k); ++i_1) {
-            const vint16m2_t a_2 = __riscv_vle16_v_i16m2(&a[i_1 * 1024 + i_0 * 32] + 1024, 16);
-            const vint16m2_t b_2 = __riscv_vle16_v_i16m2(&b[i_1 * 1024 + i_0 * 32] + 1024, 16);
-            const vint16m2_t p_2 = nttgen_newhope1024_rvv128_montmul_var(a_2, b_2, 16);
-            const vint16m2_t a_3 = __riscv_vle16_v_i16m2(&a[i_1 * 1024 + i_0 * 32] + 1040, 16);
-            const vint16m2_t b_3 = __riscv_vle16_v_i16m2(&b[i_1 * 1024 + i_0 * 32] + 1040, 16);
-            const vint16m2_t p_3 = nttgen_newhope1024_rvv128_montmul_var(a_3, b_3, 16);
-            const vint16m2_t acc_2 = __riscv_vadd_vv_i16m2(acc_0, p_2, 16);
-            acc_0 = acc_2;
-            const vint16m2_t acc_3 = __riscv_vadd_vv_i16m2(acc_1, p_3, 16);
-            acc_1 = acc_3;
+            const vint16m4_t a_1 = __riscv_vle16_v_i16m4(&a[i_1 * 1024 + i_0 * 32] + 1024, 32);
+            const vint16m4_t b_1 = __riscv_vle16_v_i16m4(&b[i_1 * 1024 + i_0 * 32] + 1024, 32);
+            const vint16m4_t p_1 = nttgen_newhope1024_rvv128_rvv128m4_montmul_var(a_1, b_1, 32);
+            const vint16m4_t acc_1 = __riscv_vadd_vv_i16m4(acc_0, p_1, 32);
+            acc_0 = acc_1;
         }
-        vint16m2_t acc_4 = acc_0;
-        vint16m2_t acc_5 = acc_1;
+        vint16m4_t acc_2 = acc_0;
         for (size_t g_0 = 0; (2 * g_0 + 2) < k; ++g_0) {
-            const vint16m2_t a_4 = __riscv_vle16_v_i16m2(&a[g_0 * 2048 + i_0 * 32] + 2048, 16);
-            const vint16m2_t b_4 = __riscv_vle16_v_i16m2(&b[g_0 * 2048 + i_0 * 32] + 2048, 16);
-            const vint16m2_t p_4 = nttgen_newhope1024_rvv128_montmul_var(a_4, b_4, 16);
-            const vint16m2_t a_5 = __riscv_vle16_v_i16m2(&a[g_0 * 2048 + i_0 * 32] + 2064, 16);
-            const vint16m2_t b_5 = __riscv_vle16_v_i16m2(&b[g_0 * 2048 + i_0 * 32] + 2064, 16);
-            const vint16m2_t p_5 = nttgen_newhope1024_rvv128_montmul_var(a_5, b_5, 16);
-            vint16m2_t acc_6 = p_4;
-            vint16m2_t acc_7 = p_5;
+            const vint16m4_t a_2 = __riscv_vle16_v_i16m4(&a[g_0 * 2048 + i_0 * 32] + 2048, 32);
+            const vint16m4_t b_2 = __riscv_vle16_v_i16m4(&b[g_0 * 2048 + i_0 * 32] + 2048, 32);
+            const vint16m4_t p_2 = nttgen_newhope1024_rvv128_rvv128m4_montmul_var(a_2, b_2, 32);
+            vint16m4_t acc_3 = p_2;
             for (size_t i_2 = 0; (i_2 < 1) & ((i_2 + (g_0 * 2 + 3)) < k); ++i_2) {
-                const vint16m2_t a_6 =
-                    __riscv_vle16_v_i16m2(&a[g_0 * 2048 + i_2 * 1024 + i_0 * 32] + 3072, 16);
-                const vint16m2_t b_6 =
-                    __riscv_vle16_v_i16m2(&b[g_0 * 2048 + i_2 * 1024 + i_0 * 32] + 3072, 16);
-                const vint16m2_t p_6 = nttgen_newhope1024_rvv128_montmul_var(a_6, b_6, 16);
-                const vint16m2_t a_7 =
-                    __riscv_vle16_v_i16m2(&a[g_0 * 2048 + i_2 * 1024 + i_0 * 32] + 3088, 16);
-                const vint16m2_t b_7 =
-                    __riscv_vle16_v_i16m2(&b[g_0 * 2048 + i_2 * 1024 + i_0 * 32] + 3088, 16);
-                const vint16m2_t p_7 = nttgen_newhope1024_rvv128_montmul_var(a_7, b_7, 16);
-                const vint16m2_t acc_8 = __riscv_vadd_vv_i16m2(acc_6, p_6, 16);
-                acc_6 = acc_8;
-                const vint16m2_t acc_9 = __riscv_vadd_vv_i16m2(acc_7, p_7, 16);
-                acc_7 = acc_9;
+                const vint16m4_t a_3 =
+                    __riscv_vle16_v_i16m4(&a[g_0 * 2048 + i_2 * 1024 + i_0 * 32] + 3072, 32);
+                const vint16m4_t b_3 =
+                    __riscv_vle16_v_i16m4(&b[g_0 * 2048 + i_2 * 1024 + i_0 * 32] + 3072, 32);
+                const vint16m4_t p_3 = nttgen_newhope1024_rvv128_rvv128m4_montmul_var(a_3, b_3, 32);
+                const vint16m4_t acc_4 = __riscv_vadd_vv_i16m4(acc_3, p_3, 32);
+                acc_3 = acc_4;
             }
-            const vint16m2_t red_0 = nttgen_newhope1024_rvv128_barrett(acc_6, 16);
-            const vint16m2_t red_1 = nttgen_newhope1024_rvv128_barrett(acc_4, 16);
-            const vint16m2_t acc_10 = __riscv_vadd_vv_i16m2(red_1, red_0, 16);
-            acc_4 = acc_10;
-            const vint16m2_t red_2 = nttgen_newhope1024_rvv128_barrett(acc_7, 16);
-            const vint16m2_t red_3 = nttgen_newhope1024_rvv128_barrett(acc_5, 16);
-            const vint16m2_t acc_11 = __riscv_vadd_vv_i16m2(red_3, red_2, 16);
-            acc_5 = acc_11;
+            const vint16m4_t red_0 = nttgen_newhope1024_rvv128_rvv128m4_barrett(acc_3, 32);
+            const vint16m4_t red_1 = nttgen_newhope1024_rvv128_rvv128m4_barrett(acc_2, 32);
+            const vint16m4_t acc_5 = __riscv_vadd_vv_i16m4(red_1, red_0, 32);
+            acc_2 = acc_5;
         }
-        const vint16m2_t red_4 = nttgen_newhope1024_rvv128_barrett(acc_4, 16);
-        const vint16m2_t red_5 = nttgen_newhope1024_rvv128_barrett(acc_5, 16);
-        __riscv_vse16_v_i16m2(&r[i_0 * 32], red_4, 16);
-        __riscv_vse16_v_i16m2(&r[i_0 * 32] + 16, red_5, 16);
+        const vint16m4_t red_2 = nttgen_newhope1024_rvv128_rvv128m4_barrett(acc_2, 32);
+        __riscv_vse16_v_i16m4(&r[i_0 * 32], red_2, 32);
     }
 #ifdef NTTGEN_DEBUG
     nttgen_newhope1024_rvv128_assert_range(r, 1024, -6144, 6144);
@@ -1302,272 +1450,142 @@ void nttgen_newhope1024_rvv128_basemul_acc(int16_t r[1024], const int16_t *a, co
  * Output: cache: this ISA's layout (n/2 entries for degree-2 factors, n for a complete NTT)
  * cache[1024]: on exit in [-32768, 32767]
  * b[1024]: on entry in [-22735, 22735]
- * Ops per call: load 64, store 64, mullo 64, const 64
+ * Ops per call: load 32, store 32, mullo 32, const 32
  */
 void nttgen_newhope1024_rvv128_basemul_cache(int16_t cache[1024], const int16_t b[1024]) {
 #ifdef NTTGEN_DEBUG
     nttgen_newhope1024_rvv128_assert_range(b, 1024, -22735, 22735);
 #endif
-    const vint16m2_t b_0 = __riscv_vle16_v_i16m2(&b[0], 16);
-    const vint16m2_t qinv_0 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_0 = __riscv_vmul_vv_i16m2(b_0, qinv_0, 16);
-    __riscv_vse16_v_i16m2(&cache[0], bq_0, 16);
-    const vint16m2_t b_1 = __riscv_vle16_v_i16m2(&b[16], 16);
-    const vint16m2_t qinv_1 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_1 = __riscv_vmul_vv_i16m2(b_1, qinv_1, 16);
-    __riscv_vse16_v_i16m2(&cache[16], bq_1, 16);
-    const vint16m2_t b_2 = __riscv_vle16_v_i16m2(&b[32], 16);
-    const vint16m2_t qinv_2 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_2 = __riscv_vmul_vv_i16m2(b_2, qinv_2, 16);
-    __riscv_vse16_v_i16m2(&cache[32], bq_2, 16);
-    const vint16m2_t b_3 = __riscv_vle16_v_i16m2(&b[48], 16);
-    const vint16m2_t qinv_3 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_3 = __riscv_vmul_vv_i16m2(b_3, qinv_3, 16);
-    __riscv_vse16_v_i16m2(&cache[48], bq_3, 16);
-    const vint16m2_t b_4 = __riscv_vle16_v_i16m2(&b[64], 16);
-    const vint16m2_t qinv_4 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_4 = __riscv_vmul_vv_i16m2(b_4, qinv_4, 16);
-    __riscv_vse16_v_i16m2(&cache[64], bq_4, 16);
-    const vint16m2_t b_5 = __riscv_vle16_v_i16m2(&b[80], 16);
-    const vint16m2_t qinv_5 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_5 = __riscv_vmul_vv_i16m2(b_5, qinv_5, 16);
-    __riscv_vse16_v_i16m2(&cache[80], bq_5, 16);
-    const vint16m2_t b_6 = __riscv_vle16_v_i16m2(&b[96], 16);
-    const vint16m2_t qinv_6 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_6 = __riscv_vmul_vv_i16m2(b_6, qinv_6, 16);
-    __riscv_vse16_v_i16m2(&cache[96], bq_6, 16);
-    const vint16m2_t b_7 = __riscv_vle16_v_i16m2(&b[112], 16);
-    const vint16m2_t qinv_7 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_7 = __riscv_vmul_vv_i16m2(b_7, qinv_7, 16);
-    __riscv_vse16_v_i16m2(&cache[112], bq_7, 16);
-    const vint16m2_t b_8 = __riscv_vle16_v_i16m2(&b[128], 16);
-    const vint16m2_t qinv_8 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_8 = __riscv_vmul_vv_i16m2(b_8, qinv_8, 16);
-    __riscv_vse16_v_i16m2(&cache[128], bq_8, 16);
-    const vint16m2_t b_9 = __riscv_vle16_v_i16m2(&b[144], 16);
-    const vint16m2_t qinv_9 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_9 = __riscv_vmul_vv_i16m2(b_9, qinv_9, 16);
-    __riscv_vse16_v_i16m2(&cache[144], bq_9, 16);
-    const vint16m2_t b_10 = __riscv_vle16_v_i16m2(&b[160], 16);
-    const vint16m2_t qinv_10 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_10 = __riscv_vmul_vv_i16m2(b_10, qinv_10, 16);
-    __riscv_vse16_v_i16m2(&cache[160], bq_10, 16);
-    const vint16m2_t b_11 = __riscv_vle16_v_i16m2(&b[176], 16);
-    const vint16m2_t qinv_11 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_11 = __riscv_vmul_vv_i16m2(b_11, qinv_11, 16);
-    __riscv_vse16_v_i16m2(&cache[176], bq_11, 16);
-    const vint16m2_t b_12 = __riscv_vle16_v_i16m2(&b[192], 16);
-    const vint16m2_t qinv_12 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_12 = __riscv_vmul_vv_i16m2(b_12, qinv_12, 16);
-    __riscv_vse16_v_i16m2(&cache[192], bq_12, 16);
-    const vint16m2_t b_13 = __riscv_vle16_v_i16m2(&b[208], 16);
-    const vint16m2_t qinv_13 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_13 = __riscv_vmul_vv_i16m2(b_13, qinv_13, 16);
-    __riscv_vse16_v_i16m2(&cache[208], bq_13, 16);
-    const vint16m2_t b_14 = __riscv_vle16_v_i16m2(&b[224], 16);
-    const vint16m2_t qinv_14 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_14 = __riscv_vmul_vv_i16m2(b_14, qinv_14, 16);
-    __riscv_vse16_v_i16m2(&cache[224], bq_14, 16);
-    const vint16m2_t b_15 = __riscv_vle16_v_i16m2(&b[240], 16);
-    const vint16m2_t qinv_15 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_15 = __riscv_vmul_vv_i16m2(b_15, qinv_15, 16);
-    __riscv_vse16_v_i16m2(&cache[240], bq_15, 16);
-    const vint16m2_t b_16 = __riscv_vle16_v_i16m2(&b[256], 16);
-    const vint16m2_t qinv_16 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_16 = __riscv_vmul_vv_i16m2(b_16, qinv_16, 16);
-    __riscv_vse16_v_i16m2(&cache[256], bq_16, 16);
-    const vint16m2_t b_17 = __riscv_vle16_v_i16m2(&b[272], 16);
-    const vint16m2_t qinv_17 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_17 = __riscv_vmul_vv_i16m2(b_17, qinv_17, 16);
-    __riscv_vse16_v_i16m2(&cache[272], bq_17, 16);
-    const vint16m2_t b_18 = __riscv_vle16_v_i16m2(&b[288], 16);
-    const vint16m2_t qinv_18 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_18 = __riscv_vmul_vv_i16m2(b_18, qinv_18, 16);
-    __riscv_vse16_v_i16m2(&cache[288], bq_18, 16);
-    const vint16m2_t b_19 = __riscv_vle16_v_i16m2(&b[304], 16);
-    const vint16m2_t qinv_19 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_19 = __riscv_vmul_vv_i16m2(b_19, qinv_19, 16);
-    __riscv_vse16_v_i16m2(&cache[304], bq_19, 16);
-    const vint16m2_t b_20 = __riscv_vle16_v_i16m2(&b[320], 16);
-    const vint16m2_t qinv_20 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_20 = __riscv_vmul_vv_i16m2(b_20, qinv_20, 16);
-    __riscv_vse16_v_i16m2(&cache[320], bq_20, 16);
-    const vint16m2_t b_21 = __riscv_vle16_v_i16m2(&b[336], 16);
-    const vint16m2_t qinv_21 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_21 = __riscv_vmul_vv_i16m2(b_21, qinv_21, 16);
-    __riscv_vse16_v_i16m2(&cache[336], bq_21, 16);
-    const vint16m2_t b_22 = __riscv_vle16_v_i16m2(&b[352], 16);
-    const vint16m2_t qinv_22 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_22 = __riscv_vmul_vv_i16m2(b_22, qinv_22, 16);
-    __riscv_vse16_v_i16m2(&cache[352], bq_22, 16);
-    const vint16m2_t b_23 = __riscv_vle16_v_i16m2(&b[368], 16);
-    const vint16m2_t qinv_23 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_23 = __riscv_vmul_vv_i16m2(b_23, qinv_23, 16);
-    __riscv_vse16_v_i16m2(&cache[368], bq_23, 16);
-    const vint16m2_t b_24 = __riscv_vle16_v_i16m2(&b[384], 16);
-    const vint16m2_t qinv_24 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_24 = __riscv_vmul_vv_i16m2(b_24, qinv_24, 16);
-    __riscv_vse16_v_i16m2(&cache[384], bq_24, 16);
-    const vint16m2_t b_25 = __riscv_vle16_v_i16m2(&b[400], 16);
-    const vint16m2_t qinv_25 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_25 = __riscv_vmul_vv_i16m2(b_25, qinv_25, 16);
-    __riscv_vse16_v_i16m2(&cache[400], bq_25, 16);
-    const vint16m2_t b_26 = __riscv_vle16_v_i16m2(&b[416], 16);
-    const vint16m2_t qinv_26 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_26 = __riscv_vmul_vv_i16m2(b_26, qinv_26, 16);
-    __riscv_vse16_v_i16m2(&cache[416], bq_26, 16);
-    const vint16m2_t b_27 = __riscv_vle16_v_i16m2(&b[432], 16);
-    const vint16m2_t qinv_27 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_27 = __riscv_vmul_vv_i16m2(b_27, qinv_27, 16);
-    __riscv_vse16_v_i16m2(&cache[432], bq_27, 16);
-    const vint16m2_t b_28 = __riscv_vle16_v_i16m2(&b[448], 16);
-    const vint16m2_t qinv_28 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_28 = __riscv_vmul_vv_i16m2(b_28, qinv_28, 16);
-    __riscv_vse16_v_i16m2(&cache[448], bq_28, 16);
-    const vint16m2_t b_29 = __riscv_vle16_v_i16m2(&b[464], 16);
-    const vint16m2_t qinv_29 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_29 = __riscv_vmul_vv_i16m2(b_29, qinv_29, 16);
-    __riscv_vse16_v_i16m2(&cache[464], bq_29, 16);
-    const vint16m2_t b_30 = __riscv_vle16_v_i16m2(&b[480], 16);
-    const vint16m2_t qinv_30 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_30 = __riscv_vmul_vv_i16m2(b_30, qinv_30, 16);
-    __riscv_vse16_v_i16m2(&cache[480], bq_30, 16);
-    const vint16m2_t b_31 = __riscv_vle16_v_i16m2(&b[496], 16);
-    const vint16m2_t qinv_31 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_31 = __riscv_vmul_vv_i16m2(b_31, qinv_31, 16);
+    const vint16m4_t b_0 = __riscv_vle16_v_i16m4(&b[0], 32);
+    const vint16m4_t qinv_0 = __riscv_vmv_v_x_i16m4(-12287, 32);
+    const vint16m4_t bq_0 = __riscv_vmul_vv_i16m4(b_0, qinv_0, 32);
+    __riscv_vse16_v_i16m4(&cache[0], bq_0, 32);
+    const vint16m4_t b_1 = __riscv_vle16_v_i16m4(&b[32], 32);
+    const vint16m4_t qinv_1 = __riscv_vmv_v_x_i16m4(-12287, 32);
+    const vint16m4_t bq_1 = __riscv_vmul_vv_i16m4(b_1, qinv_1, 32);
+    __riscv_vse16_v_i16m4(&cache[32], bq_1, 32);
+    const vint16m4_t b_2 = __riscv_vle16_v_i16m4(&b[64], 32);
+    const vint16m4_t qinv_2 = __riscv_vmv_v_x_i16m4(-12287, 32);
+    const vint16m4_t bq_2 = __riscv_vmul_vv_i16m4(b_2, qinv_2, 32);
+    __riscv_vse16_v_i16m4(&cache[64], bq_2, 32);
+    const vint16m4_t b_3 = __riscv_vle16_v_i16m4(&b[96], 32);
+    const vint16m4_t qinv_3 = __riscv_vmv_v_x_i16m4(-12287, 32);
+    const vint16m4_t bq_3 = __riscv_vmul_vv_i16m4(b_3, qinv_3, 32);
+    __riscv_vse16_v_i16m4(&cache[96], bq_3, 32);
+    const vint16m4_t b_4 = __riscv_vle16_v_i16m4(&b[128], 32);
+    const vint16m4_t qinv_4 = __riscv_vmv_v_x_i16m4(-12287, 32);
+    const vint16m4_t bq_4 = __riscv_vmul_vv_i16m4(b_4, qinv_4, 32);
+    __riscv_vse16_v_i16m4(&cache[128], bq_4, 32);
+    const vint16m4_t b_5 = __riscv_vle16_v_i16m4(&b[160], 32);
+    const vint16m4_t qinv_5 = __riscv_vmv_v_x_i16m4(-12287, 32);
+    const vint16m4_t bq_5 = __riscv_vmul_vv_i16m4(b_5, qinv_5, 32);
+    __riscv_vse16_v_i16m4(&cache[160], bq_5, 32);
+    const vint16m4_t b_6 = __riscv_vle16_v_i16m4(&b[192], 32);
+    const vint16m4_t qinv_6 = __riscv_vmv_v_x_i16m4(-12287, 32);
+    const vint16m4_t bq_6 = __riscv_vmul_vv_i16m4(b_6, qinv_6, 32);
+    __riscv_vse16_v_i16m4(&cache[192], bq_6, 32);
+    const vint16m4_t b_7 = __riscv_vle16_v_i16m4(&b[224], 32);
+    const vint16m4_t qinv_7 = __riscv_vmv_v_x_i16m4(-12287, 32);
+    const vint16m4_t bq_7 = __riscv_vmul_vv_i16m4(b_7, qinv_7, 32);
+    __riscv_vse16_v_i16m4(&cache[224], bq_7, 32);
+    const vint16m4_t b_8 = __riscv_vle16_v_i16m4(&b[256], 32);
+    const vint16m4_t qinv_8 = __riscv_vmv_v_x_i16m4(-12287, 32);
+    const vint16m4_t bq_8 = __riscv_vmul_vv_i16m4(b_8, qinv_8, 32);
+    __riscv_vse16_v_i16m4(&cache[256], bq_8, 32);
+    const vint16m4_t b_9 = __riscv_vle16_v_i16m4(&b[288], 32);
+    const vint16m4_t qinv_9 = __riscv_vmv_v_x_i16m4(-12287, 32);
+    const vint16m4_t bq_9 = __riscv_vmul_vv_i16m4(b_9, qinv_9, 32);
+    __riscv_vse16_v_i16m4(&cache[288], bq_9, 32);
+    const vint16m4_t b_10 = __riscv_vle16_v_i16m4(&b[320], 32);
+    const vint16m4_t qinv_10 = __riscv_vmv_v_x_i16m4(-12287, 32);
+    const vint16m4_t bq_10 = __riscv_vmul_vv_i16m4(b_10, qinv_10, 32);
+    __riscv_vse16_v_i16m4(&cache[320], bq_10, 32);
+    const vint16m4_t b_11 = __riscv_vle16_v_i16m4(&b[352], 32);
+    const vint16m4_t qinv_11 = __riscv_vmv_v_x_i16m4(-12287, 32);
+    const vint16m4_t bq_11 = __riscv_vmul_vv_i16m4(b_11, qinv_11, 32);
+    __riscv_vse16_v_i16m4(&cache[352], bq_11, 32);
+    const vint16m4_t b_12 = __riscv_vle16_v_i16m4(&b[384], 32);
+    const vint16m4_t qinv_12 = __riscv_vmv_v_x_i16m4(-12287, 32);
+    const vint16m4_t bq_12 = __riscv_vmul_vv_i16m4(b_12, qinv_12, 32);
+    __riscv_vse16_v_i16m4(&cache[384], bq_12, 32);
+    const vint16m4_t b_13 = __riscv_vle16_v_i16m4(&b[416], 32);
+    const vint16m4_t qinv_13 = __riscv_vmv_v_x_i16m4(-12287, 32);
+    const vint16m4_t bq_13 = __riscv_vmul_vv_i16m4(b_13, qinv_13, 32);
+    __riscv_vse16_v_i16m4(&cache[416], bq_13, 32);
+    const vint16m4_t b_14 = __riscv_vle16_v_i16m4(&b[448], 32);
+    const vint16m4_t qinv_14 = __riscv_vmv_v_x_i16m4(-12287, 32);
+    const vint16m4_t bq_14 = __riscv_vmul_vv_i16m4(b_14, qinv_14, 32);
+    __riscv_vse16_v_i16m4(&cache[448], bq_14, 32);
+    const vint16m4_t b_15 = __riscv_vle16_v_i16m4(&b[480], 32);
+    const vint16m4_t qinv_15 = __riscv_vmv_v_x_i16m4(-12287, 32);
+    const vint16m4_t bq_15 = __riscv_vmul_vv_i16m4(b_15, qinv_15, 32);
+    __riscv_vse16_v_i16m4(&cache[480], bq_15, 32);
+    const vint16m4_t b_16 = __riscv_vle16_v_i16m4(&b[512], 32);
+    const vint16m4_t qinv_16 = __riscv_vmv_v_x_i16m4(-12287, 32);
+    const vint16m4_t bq_16 = __riscv_vmul_vv_i16m4(b_16, qinv_16, 32);
+    __riscv_vse16_v_i16m4(&cache[512], bq_16, 32);
+    const vint16m4_t b_17 = __riscv_vle16_v_i16m4(&b[544], 32);
+    const vint16m4_t qinv_17 = __riscv_vmv_v_x_i16m4(-12287, 32);
+    const vint16m4_t bq_17 = __riscv_vmul_vv_i16m4(b_17, qinv_17, 32);
+    __riscv_vse16_v_i16m4(&cache[544], bq_17, 32);
+    const vint16m4_t b_18 = __riscv_vle16_v_i16m4(&b[576], 32);
+    const vint16m4_t qinv_18 = __riscv_vmv_v_x_i16m4(-12287, 32);
+    const vint16m4_t bq_18 = __riscv_vmul_vv_i16m4(b_18, qinv_18, 32);
+    __riscv_vse16_v_i16m4(&cache[576], bq_18, 32);
+    const vint16m4_t b_19 = __riscv_vle16_v_i16m4(&b[608], 32);
+    const vint16m4_t qinv_19 = __riscv_vmv_v_x_i16m4(-12287, 32);
+    const vint16m4_t bq_19 = __riscv_vmul_vv_i16m4(b_19, qinv_19, 32);
+    __riscv_vse16_v_i16m4(&cache[608], bq_19, 32);
+    const vint16m4_t b_20 = __riscv_vle16_v_i16m4(&b[640], 32);
+    const vint16m4_t qinv_20 = __riscv_vmv_v_x_i16m4(-12287, 32);
+    const vint16m4_t bq_20 = __riscv_vmul_vv_i16m4(b_20, qinv_20, 32);
+    __riscv_vse16_v_i16m4(&cache[640], bq_20, 32);
+    const vint16m4_t b_21 = __riscv_vle16_v_i16m4(&b[672], 32);
+    const vint16m4_t qinv_21 = __riscv_vmv_v_x_i16m4(-12287, 32);
+    const vint16m4_t bq_21 = __riscv_vmul_vv_i16m4(b_21, qinv_21, 32);
+    __riscv_vse16_v_i16m4(&cache[672], bq_21, 32);
+    const vint16m4_t b_22 = __riscv_vle16_v_i16m4(&b[704], 32);
+    const vint16m4_t qinv_22 = __riscv_vmv_v_x_i16m4(-12287, 32);
+    const vint16m4_t bq_22 = __riscv_vmul_vv_i16m4(b_22, qinv_22, 32);
+    __riscv_vse16_v_i16m4(&cache[704], bq_22, 32);
+    const vint16m4_t b_23 = __riscv_vle16_v_i16m4(&b[736], 32);
+    const vint16m4_t qinv_23 = __riscv_vmv_v_x_i16m4(-12287, 32);
+    const vint16m4_t bq_23 = __riscv_vmul_vv_i16m4(b_23, qinv_23, 32);
+    __riscv_vse16_v_i16m4(&cache[736], bq_23, 32);
+    const vint16m4_t b_24 = __riscv_vle16_v_i16m4(&b[768], 32);
+    const vint16m4_t qinv_24 = __riscv_vmv_v_x_i16m4(-12287, 32);
+    const vint16m4_t bq_24 = __riscv_vmul_vv_i16m4(b_24, qinv_24, 32);
+    __riscv_vse16_v_i16m4(&cache[768], bq_24, 32);
+    const vint16m4_t b_25 = __riscv_vle16_v_i16m4(&b[800], 32);
+    const vint16m4_t qinv_25 = __riscv_vmv_v_x_i16m4(-12287, 32);
+    const vint16m4_t bq_25 = __riscv_vmul_vv_i16m4(b_25, qinv_25, 32);
+    __riscv_vse16_v_i16m4(&cache[800], bq_25, 32);
+    const vint16m4_t b_26 = __riscv_vle16_v_i16m4(&b[832], 32);
+    const vint16m4_t qinv_26 = __riscv_vmv_v_x_i16m4(-12287, 32);
+    const vint16m4_t bq_26 = __riscv_vmul_vv_i16m4(b_26, qinv_26, 32);
+    __riscv_vse16_v_i16m4(&cache[832], bq_26, 32);
+    const vint16m4_t b_27 = __riscv_vle16_v_i16m4(&b[864], 32);
+    const vint16m4_t qinv_27 = __riscv_vmv_v_x_i16m4(-12287, 32);
+    const vint16m4_t bq_27 = __riscv_vmul_vv_i16m4(b_27, qinv_27, 32);
+    __riscv_vse16_v_i16m4(&cache[864], bq_27, 32);
+    const vint16m4_t b_28 = __riscv_vle16_v_i16m4(&b[896], 32);
+    const vint16m4_t qinv_28 = __riscv_vmv_v_x_i16m4(-12287, 32);
+    const vint16m4_t bq_28 = __riscv_vmul_vv_i16m4(b_28, qinv_28, 32);
+    __riscv_vse16_v_i16m4(&cache[896], bq_28, 32);
+    const vint16m4_t b_29 = __riscv_vle16_v_i16m4(&b[928], 32);
+    const vint16m4_t qinv_29 = __riscv_vmv_v_x_i16m4(-12287, 32);
+    const vint16m4_t bq_29 = __riscv_vmul_vv_i16m4(b_29, qinv_29, 32);
+    __riscv_vse16_v_i16m4(&cache[928], bq_29, 32);
+    const vint16m4_t b_30 = __riscv_vle16_v_i16m4(&b[960], 32);
+    const vint16m4_t qinv_30 = __riscv_vmv_v_x_i16m4(-12287, 32);
+    const vint16m4_t bq_30 = __riscv_vmul_vv_i16m4(b_30, qinv_30, 32);
+    __riscv_vse16_v_i16m4(&cache[960], bq_30, 32);
+    const vint16m4_t b_31 = __riscv_vle16_v_i16m4(&b[992], 32);
+    const vint16m4_t qinv_31 = __riscv_vmv_v_x_i16m4(-12287, 32);
+    const vint16m4_t bq_31 = __riscv_vmul_vv_i16m4(b_31, qinv_31, 32);
     goto part_1;
 part_1:;
-    __riscv_vse16_v_i16m2(&cache[496], bq_31, 16);
-    const vint16m2_t b_32 = __riscv_vle16_v_i16m2(&b[512], 16);
-    const vint16m2_t qinv_32 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_32 = __riscv_vmul_vv_i16m2(b_32, qinv_32, 16);
-    __riscv_vse16_v_i16m2(&cache[512], bq_32, 16);
-    const vint16m2_t b_33 = __riscv_vle16_v_i16m2(&b[528], 16);
-    const vint16m2_t qinv_33 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_33 = __riscv_vmul_vv_i16m2(b_33, qinv_33, 16);
-    __riscv_vse16_v_i16m2(&cache[528], bq_33, 16);
-    const vint16m2_t b_34 = __riscv_vle16_v_i16m2(&b[544], 16);
-    const vint16m2_t qinv_34 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_34 = __riscv_vmul_vv_i16m2(b_34, qinv_34, 16);
-    __riscv_vse16_v_i16m2(&cache[544], bq_34, 16);
-    const vint16m2_t b_35 = __riscv_vle16_v_i16m2(&b[560], 16);
-    const vint16m2_t qinv_35 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_35 = __riscv_vmul_vv_i16m2(b_35, qinv_35, 16);
-    __riscv_vse16_v_i16m2(&cache[560], bq_35, 16);
-    const vint16m2_t b_36 = __riscv_vle16_v_i16m2(&b[576], 16);
-    const vint16m2_t qinv_36 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_36 = __riscv_vmul_vv_i16m2(b_36, qinv_36, 16);
-    __riscv_vse16_v_i16m2(&cache[576], bq_36, 16);
-    const vint16m2_t b_37 = __riscv_vle16_v_i16m2(&b[592], 16);
-    const vint16m2_t qinv_37 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_37 = __riscv_vmul_vv_i16m2(b_37, qinv_37, 16);
-    __riscv_vse16_v_i16m2(&cache[592], bq_37, 16);
-    const vint16m2_t b_38 = __riscv_vle16_v_i16m2(&b[608], 16);
-    const vint16m2_t qinv_38 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_38 = __riscv_vmul_vv_i16m2(b_38, qinv_38, 16);
-    __riscv_vse16_v_i16m2(&cache[608], bq_38, 16);
-    const vint16m2_t b_39 = __riscv_vle16_v_i16m2(&b[624], 16);
-    const vint16m2_t qinv_39 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_39 = __riscv_vmul_vv_i16m2(b_39, qinv_39, 16);
-    __riscv_vse16_v_i16m2(&cache[624], bq_39, 16);
-    const vint16m2_t b_40 = __riscv_vle16_v_i16m2(&b[640], 16);
-    const vint16m2_t qinv_40 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_40 = __riscv_vmul_vv_i16m2(b_40, qinv_40, 16);
-    __riscv_vse16_v_i16m2(&cache[640], bq_40, 16);
-    const vint16m2_t b_41 = __riscv_vle16_v_i16m2(&b[656], 16);
-    const vint16m2_t qinv_41 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_41 = __riscv_vmul_vv_i16m2(b_41, qinv_41, 16);
-    __riscv_vse16_v_i16m2(&cache[656], bq_41, 16);
-    const vint16m2_t b_42 = __riscv_vle16_v_i16m2(&b[672], 16);
-    const vint16m2_t qinv_42 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_42 = __riscv_vmul_vv_i16m2(b_42, qinv_42, 16);
-    __riscv_vse16_v_i16m2(&cache[672], bq_42, 16);
-    const vint16m2_t b_43 = __riscv_vle16_v_i16m2(&b[688], 16);
-    const vint16m2_t qinv_43 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_43 = __riscv_vmul_vv_i16m2(b_43, qinv_43, 16);
-    __riscv_vse16_v_i16m2(&cache[688], bq_43, 16);
-    const vint16m2_t b_44 = __riscv_vle16_v_i16m2(&b[704], 16);
-    const vint16m2_t qinv_44 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_44 = __riscv_vmul_vv_i16m2(b_44, qinv_44, 16);
-    __riscv_vse16_v_i16m2(&cache[704], bq_44, 16);
-    const vint16m2_t b_45 = __riscv_vle16_v_i16m2(&b[720], 16);
-    const vint16m2_t qinv_45 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_45 = __riscv_vmul_vv_i16m2(b_45, qinv_45, 16);
-    __riscv_vse16_v_i16m2(&cache[720], bq_45, 16);
-    const vint16m2_t b_46 = __riscv_vle16_v_i16m2(&b[736], 16);
-    const vint16m2_t qinv_46 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_46 = __riscv_vmul_vv_i16m2(b_46, qinv_46, 16);
-    __riscv_vse16_v_i16m2(&cache[736], bq_46, 16);
-    const vint16m2_t b_47 = __riscv_vle16_v_i16m2(&b[752], 16);
-    const vint16m2_t qinv_47 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_47 = __riscv_vmul_vv_i16m2(b_47, qinv_47, 16);
-    __riscv_vse16_v_i16m2(&cache[752], bq_47, 16);
-    const vint16m2_t b_48 = __riscv_vle16_v_i16m2(&b[768], 16);
-    const vint16m2_t qinv_48 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_48 = __riscv_vmul_vv_i16m2(b_48, qinv_48, 16);
-    __riscv_vse16_v_i16m2(&cache[768], bq_48, 16);
-    const vint16m2_t b_49 = __riscv_vle16_v_i16m2(&b[784], 16);
-    const vint16m2_t qinv_49 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_49 = __riscv_vmul_vv_i16m2(b_49, qinv_49, 16);
-    __riscv_vse16_v_i16m2(&cache[784], bq_49, 16);
-    const vint16m2_t b_50 = __riscv_vle16_v_i16m2(&b[800], 16);
-    const vint16m2_t qinv_50 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_50 = __riscv_vmul_vv_i16m2(b_50, qinv_50, 16);
-    __riscv_vse16_v_i16m2(&cache[800], bq_50, 16);
-    const vint16m2_t b_51 = __riscv_vle16_v_i16m2(&b[816], 16);
-    const vint16m2_t qinv_51 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_51 = __riscv_vmul_vv_i16m2(b_51, qinv_51, 16);
-    __riscv_vse16_v_i16m2(&cache[816], bq_51, 16);
-    const vint16m2_t b_52 = __riscv_vle16_v_i16m2(&b[832], 16);
-    const vint16m2_t qinv_52 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_52 = __riscv_vmul_vv_i16m2(b_52, qinv_52, 16);
-    __riscv_vse16_v_i16m2(&cache[832], bq_52, 16);
-    const vint16m2_t b_53 = __riscv_vle16_v_i16m2(&b[848], 16);
-    const vint16m2_t qinv_53 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_53 = __riscv_vmul_vv_i16m2(b_53, qinv_53, 16);
-    __riscv_vse16_v_i16m2(&cache[848], bq_53, 16);
-    const vint16m2_t b_54 = __riscv_vle16_v_i16m2(&b[864], 16);
-    const vint16m2_t qinv_54 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_54 = __riscv_vmul_vv_i16m2(b_54, qinv_54, 16);
-    __riscv_vse16_v_i16m2(&cache[864], bq_54, 16);
-    const vint16m2_t b_55 = __riscv_vle16_v_i16m2(&b[880], 16);
-    const vint16m2_t qinv_55 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_55 = __riscv_vmul_vv_i16m2(b_55, qinv_55, 16);
-    __riscv_vse16_v_i16m2(&cache[880], bq_55, 16);
-    const vint16m2_t b_56 = __riscv_vle16_v_i16m2(&b[896], 16);
-    const vint16m2_t qinv_56 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_56 = __riscv_vmul_vv_i16m2(b_56, qinv_56, 16);
-    __riscv_vse16_v_i16m2(&cache[896], bq_56, 16);
-    const vint16m2_t b_57 = __riscv_vle16_v_i16m2(&b[912], 16);
-    const vint16m2_t qinv_57 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_57 = __riscv_vmul_vv_i16m2(b_57, qinv_57, 16);
-    __riscv_vse16_v_i16m2(&cache[912], bq_57, 16);
-    const vint16m2_t b_58 = __riscv_vle16_v_i16m2(&b[928], 16);
-    const vint16m2_t qinv_58 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_58 = __riscv_vmul_vv_i16m2(b_58, qinv_58, 16);
-    __riscv_vse16_v_i16m2(&cache[928], bq_58, 16);
-    const vint16m2_t b_59 = __riscv_vle16_v_i16m2(&b[944], 16);
-    const vint16m2_t qinv_59 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_59 = __riscv_vmul_vv_i16m2(b_59, qinv_59, 16);
-    __riscv_vse16_v_i16m2(&cache[944], bq_59, 16);
-    const vint16m2_t b_60 = __riscv_vle16_v_i16m2(&b[960], 16);
-    const vint16m2_t qinv_60 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_60 = __riscv_vmul_vv_i16m2(b_60, qinv_60, 16);
-    __riscv_vse16_v_i16m2(&cache[960], bq_60, 16);
-    const vint16m2_t b_61 = __riscv_vle16_v_i16m2(&b[976], 16);
-    const vint16m2_t qinv_61 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_61 = __riscv_vmul_vv_i16m2(b_61, qinv_61, 16);
-    __riscv_vse16_v_i16m2(&cache[976], bq_61, 16);
-    const vint16m2_t b_62 = __riscv_vle16_v_i16m2(&b[992], 16);
-    const vint16m2_t qinv_62 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_62 = __riscv_vmul_vv_i16m2(b_62, qinv_62, 16);
-    __riscv_vse16_v_i16m2(&cache[992], bq_62, 16);
-    const vint16m2_t b_63 = __riscv_vle16_v_i16m2(&b[1008], 16);
-    const vint16m2_t qinv_63 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_63 = __riscv_vmul_vv_i16m2(b_63, qinv_63, 16);
-    goto part_2;
-part_2:;
-    __riscv_vse16_v_i16m2(&cache[1008], bq_63, 16);
+    __riscv_vse16_v_i16m4(&cache[992], bq_31, 32);
 #ifdef NTTGEN_DEBUG
     nttgen_newhope1024_rvv128_assert_range(cache, 1024, -32768, 32767);
 #endif
@@ -1584,7 +1602,7 @@ part_2:;
  * b[1024 x k]: on entry in [-22735, 22735]
  * cache[1024 x k]: on entry in [-32768, 32767]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 128, store 64, montmul_var 64, barrett 64
+ * Ops per call: load 64, store 32, montmul_var 32, barrett 32
  */
 void nttgen_newhope1024_rvv128_basemul_acc_cached(int16_t r[1024], const int16_t *a,
                                                   const int16_t *b, const int16_t *cache,
@@ -1596,66 +1614,39 @@ void nttgen_newhope1024_rvv128_basemul_acc_cached(int16_t r[1024], const int16_t
     nttgen_newhope1024_rvv128_assert_range(cache, k * 1024, -32768, 32767);
 #endif
     for (size_t i_0 = 0; i_0 < 32; ++i_0) {
-        const vint16m2_t a_0 = __riscv_vle16_v_i16m2(&a[i_0 * 32], 16);
-        const vint16m2_t b_0 = __riscv_vle16_v_i16m2(&b[i_0 * 32], 16);
-        const vint16m2_t p_0 = nttgen_newhope1024_rvv128_montmul_var(a_0, b_0, 16);
-        const vint16m2_t a_1 = __riscv_vle16_v_i16m2(&a[i_0 * 32] + 16, 16);
-        const vint16m2_t b_1 = __riscv_vle16_v_i16m2(&b[i_0 * 32] + 16, 16);
-        const vint16m2_t p_1 = nttgen_newhope1024_rvv128_montmul_var(a_1, b_1, 16);
-        vint16m2_t acc_0 = p_0;
-        vint16m2_t acc_1 = p_1;
+        const vint16m4_t a_0 = __riscv_vle16_v_i16m4(&a[i_0 * 32], 32);
+        const vint16m4_t b_0 = __riscv_vle16_v_i16m4(&b[i_0 * 32], 32);
+        const vint16m4_t p_0 = nttgen_newhope1024_rvv128_rvv128m4_montmul_var(a_0, b_0, 32);
+        vint16m4_t acc_0 = p_0;
         for (size_t i_1 = 0; (i_1 < 2) & ((i_1 + 1) < k); ++i_1) {
-            const vint16m2_t a_2 = __riscv_vle16_v_i16m2(&a[i_1 * 1024 + i_0 * 32] + 1024, 16);
-            const vint16m2_t b_2 = __riscv_vle16_v_i16m2(&b[i_1 * 1024 + i_0 * 32] + 1024, 16);
-            const vint16m2_t p_2 = nttgen_newhope1024_rvv128_montmul_var(a_2, b_2, 16);
-            const vint16m2_t a_3 = __riscv_vle16_v_i16m2(&a[i_1 * 1024 + i_0 * 32] + 1040, 16);
-            const vint16m2_t b_3 = __riscv_vle16_v_i16m2(&b[i_1 * 1024 + i_0 * 32] + 1040, 16);
-            const vint16m2_t p_3 = nttgen_newhope1024_rvv128_montmul_var(a_3, b_3, 16);
-            const vint16m2_t acc_2 = __riscv_vadd_vv_i16m2(acc_0, p_2, 16);
-            acc_0 = acc_2;
-            const vint16m2_t acc_3 = __riscv_vadd_vv_i16m2(acc_1, p_3, 16);
-            acc_1 = acc_3;
+            const vint16m4_t a_1 = __riscv_vle16_v_i16m4(&a[i_1 * 1024 + i_0 * 32] + 1024, 32);
+            const vint16m4_t b_1 = __riscv_vle16_v_i16m4(&b[i_1 * 1024 + i_0 * 32] + 1024, 32);
+            const vint16m4_t p_1 = nttgen_newhope1024_rvv128_rvv128m4_montmul_var(a_1, b_1, 32);
+            const vint16m4_t acc_1 = __riscv_vadd_vv_i16m4(acc_0, p_1, 32);
+            acc_0 = acc_1;
         }
-        vint16m2_t acc_4 = acc_0;
-        vint16m2_t acc_5 = acc_1;
+        vint16m4_t acc_2 = acc_0;
         for (size_t g_0 = 0; (3 * g_0 + 3) < k; ++g_0) {
-            const vint16m2_t a_4 = __riscv_vle16_v_i16m2(&a[g_0 * 3072 + i_0 * 32] + 3072, 16);
-            const vint16m2_t b_4 = __riscv_vle16_v_i16m2(&b[g_0 * 3072 + i_0 * 32] + 3072, 16);
-            const vint16m2_t p_4 = nttgen_newhope1024_rvv128_montmul_var(a_4, b_4, 16);
-            const vint16m2_t a_5 = __riscv_vle16_v_i16m2(&a[g_0 * 3072 + i_0 * 32] + 3088, 16);
-            const vint16m2_t b_5 = __riscv_vle16_v_i16m2(&b[g_0 * 3072 + i_0 * 32] + 3088, 16);
-            const vint16m2_t p_5 = nttgen_newhope1024_rvv128_montmul_var(a_5, b_5, 16);
-            vint16m2_t acc_6 = p_4;
-            vint16m2_t acc_7 = p_5;
+            const vint16m4_t a_2 = __riscv_vle16_v_i16m4(&a[g_0 * 3072 + i_0 * 32] + 3072, 32);
+            const vint16m4_t b_2 = __riscv_vle16_v_i16m4(&b[g_0 * 3072 + i_0 * 32] + 3072, 32);
+            const vint16m4_t p_2 = nttgen_newhope1024_rvv128_rvv128m4_montmul_var(a_2, b_2, 32);
+            vint16m4_t acc_3 = p_2;
             for (size_t i_2 = 0; (i_2 < 2) & ((i_2 + (g_0 * 3 + 4)) < k); ++i_2) {
-                const vint16m2_t a_6 =
-                    __riscv_vle16_v_i16m2(&a[g_0 * 3072 + i_2 * 1024 + i_0 * 32] + 4096, 16);
-                const vint16m2_t b_6 =
-                    __riscv_vle16_v_i16m2(&b[g_0 * 3072 + i_2 * 1024 + i_0 * 32] + 4096, 16);
-                const vint16m2_t p_6 = nttgen_newhope1024_rvv128_montmul_var(a_6, b_6, 16);
-                const vint16m2_t a_7 =
-                    __riscv_vle16_v_i16m2(&a[g_0 * 3072 + i_2 * 1024 + i_0 * 32] + 4112, 16);
-                const vint16m2_t b_7 =
-                    __riscv_vle16_v_i16m2(&b[g_0 * 3072 + i_2 * 1024 + i_0 * 32] + 4112, 16);
-                const vint16m2_t p_7 = nttgen_newhope1024_rvv128_montmul_var(a_7, b_7, 16);
-                const vint16m2_t acc_8 = __riscv_vadd_vv_i16m2(acc_6, p_6, 16);
-                acc_6 = acc_8;
-                const vint16m2_t acc_9 = __riscv_vadd_vv_i16m2(acc_7, p_7, 16);
-                acc_7 = acc_9;
+                const vint16m4_t a_3 =
+                    __riscv_vle16_v_i16m4(&a[g_0 * 3072 + i_2 * 1024 + i_0 * 32] + 4096, 32);
+                const vint16m4_t b_3 =
+                    __riscv_vle16_v_i16m4(&b[g_0 * 3072 + i_2 * 1024 + i_0 * 32] + 4096, 32);
+                const vint16m4_t p_3 = nttgen_newhope1024_rvv128_rvv128m4_montmul_var(a_3, b_3, 32);
+                const vint16m4_t acc_4 = __riscv_vadd_vv_i16m4(acc_3, p_3, 32);
+                acc_3 = acc_4;
             }
-            const vint16m2_t red_0 = nttgen_newhope1024_rvv128_barrett(acc_6, 16);
-            const vint16m2_t red_1 = nttgen_newhope1024_rvv128_barrett(acc_4, 16);
-            const vint16m2_t acc_10 = __riscv_vadd_vv_i16m2(red_1, red_0, 16);
-            acc_4 = acc_10;
-            const vint16m2_t red_2 = nttgen_newhope1024_rvv128_barrett(acc_7, 16);
-            const vint16m2_t red_3 = nttgen_newhope1024_rvv128_barrett(acc_5, 16);
-            const vint16m2_t acc_11 = __riscv_vadd_vv_i16m2(red_3, red_2, 16);
-            acc_5 = acc_11;
+            const vint16m4_t red_0 = nttgen_newhope1024_rvv128_rvv128m4_barrett(acc_3, 32);
+            const vint16m4_t red_1 = nttgen_newhope1024_rvv128_rvv128m4_barrett(acc_2, 32);
+            const vint16m4_t acc_5 = __riscv_vadd_vv_i16m4(red_1, red_0, 32);
+            acc_2 = acc_5;
         }
-        const vint16m2_t red_4 = nttgen_newhope1024_rvv128_barrett(acc_4, 16);
-        const vint16m2_t red_5 = nttgen_newhope1024_rvv128_barrett(acc_5, 16);
-        __riscv_vse16_v_i16m2(&r[i_0 * 32], red_4, 16);
-        __riscv_vse16_v_i16m2(&r[i_0 * 32] + 16, red_5, 16);
+        const vint16m4_t red_2 = nttgen_newhope1024_rvv128_rvv128m4_barrett(acc_2, 32);
+        __riscv_vse16_v_i16m4(&r[i_0 * 32], red_2, 32);
     }
 #ifdef NTTGEN_DEBUG
     nttgen_newhope1024_rvv128_assert_range(r, 1024, -6145, 6145);
@@ -2409,7 +2400,7 @@ void nttgen_newhope1024_rvv128_polymul(int16_t r[1024], const int16_t a[1024],
 #endif
     nttgen_newhope1024_rvv128_ntt_from(a_hat, a);
     nttgen_newhope1024_rvv128_ntt_from(b_hat, b);
-    nttgen_newhope1024_rvv128_basemul(r, a_hat, b_hat);
+    nttgen_newhope1024_rvv128_basemul_inner(r, a_hat, b_hat);
     nttgen_newhope1024_rvv128_intt_reduce(r);
 #ifdef NTTGEN_DEBUG
     nttgen_newhope1024_rvv128_assert_range(r, 1024, 0, 12288);

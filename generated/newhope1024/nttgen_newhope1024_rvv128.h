@@ -10,6 +10,8 @@
  *         this ISA's native order: address bit p holds index bit perm[p], perm = [7, 8, 3, 9, 4, 5,
  *           6, 0, 1, 2]
  * ISA:    RISC-V Vector 1.0 for VLEN >= 128 (LMUL=2); 16 lane(s) of 16 bits per value
+ *         basemul, basemul_acc, basemul_cache, basemul_acc_cached: 32 lane(s) (RISC-V Vector 1.0
+ *           for VLEN >= 128 (LMUL=4))
  * Lanes:  beta = 2^16; q^-1 mod beta = -12287; beta mod q = 4091; Barrett v = 21844, shift 28
  * Ranges: inclusive [lo, hi], proven by nttgen's interval analysis for every input in
  *         the stated input range. "times beta^-1": the Montgomery factor.
@@ -21,21 +23,21 @@
  *       coefficient reductions: 1536
  *   nttgen_newhope1024_rvv128_basemul: base multiplication: r = a o b * beta^-1
  *       a in [-22735, 22735], b in [-22735, 22735] -> r in [-14031, 14031]
- *       ops: load 128, store 64, montmul_var 64
+ *       ops: load 64, store 32, montmul_var 32
  *   nttgen_newhope1024_rvv128_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
  *       a in [-22735, 22735], b in [-22735, 22735] -> r in [-6144, 6144]
- *       ops: load 128, store 64, montmul_var 64, barrett 64
+ *       ops: load 64, store 32, montmul_var 32, barrett 32
  *       coefficient reductions: 1024
  *   nttgen_newhope1024_rvv128_basemul_cache: multiplication cache of b, for basemul_acc_cached:
  *     what every product by b would recompute (degree-2 factors: g_j * b1 mod q; complete NTT: b *
  *     q^-1 mod beta)
  *       b in [-22735, 22735] -> cache in [-32768, 32767]
- *       ops: load 64, store 64, mullo 64, const 64
+ *       ops: load 32, store 32, mullo 32, const 32
  *   nttgen_newhope1024_rvv128_basemul_acc_cached: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1
  *     pairs, given the caches of the b_i (basemul_cache), stored one after another
  *       a in [-12288, 12288], b in [-22735, 22735], cache in [-32768, 32767] -> r in [-6145, 6145]
- *       ops: load 128, store 64, montmul_var 64, barrett 64
+ *       ops: load 64, store 32, montmul_var 32, barrett 32
  *       coefficient reductions: 1024
  *   nttgen_newhope1024_rvv128_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-14031, 14031] -> a in [-8997, 8997]
@@ -108,7 +110,7 @@ void nttgen_newhope1024_rvv128_ntt(int16_t a[1024]);
  * r[1024]: on exit in [-14031, 14031]
  * a[1024]: on entry in [-22735, 22735]
  * b[1024]: on entry in [-22735, 22735]
- * Ops per call: load 128, store 64, montmul_var 64
+ * Ops per call: load 64, store 32, montmul_var 32
  */
 void nttgen_newhope1024_rvv128_basemul(int16_t r[1024], const int16_t a[1024],
                                        const int16_t b[1024]);
@@ -122,7 +124,7 @@ void nttgen_newhope1024_rvv128_basemul(int16_t r[1024], const int16_t a[1024],
  * a[1024 x k]: on entry in [-22735, 22735]
  * b[1024 x k]: on entry in [-22735, 22735]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 128, store 64, montmul_var 64, barrett 64
+ * Ops per call: load 64, store 32, montmul_var 32, barrett 32
  */
 void nttgen_newhope1024_rvv128_basemul_acc(int16_t r[1024], const int16_t *a, const int16_t *b,
                                            size_t k);
@@ -135,7 +137,7 @@ void nttgen_newhope1024_rvv128_basemul_acc(int16_t r[1024], const int16_t *a, co
  * Output: cache: this ISA's layout (n/2 entries for degree-2 factors, n for a complete NTT)
  * cache[1024]: on exit in [-32768, 32767]
  * b[1024]: on entry in [-22735, 22735]
- * Ops per call: load 64, store 64, mullo 64, const 64
+ * Ops per call: load 32, store 32, mullo 32, const 32
  */
 void nttgen_newhope1024_rvv128_basemul_cache(int16_t cache[1024], const int16_t b[1024]);
 
@@ -150,7 +152,7 @@ void nttgen_newhope1024_rvv128_basemul_cache(int16_t cache[1024], const int16_t 
  * b[1024 x k]: on entry in [-22735, 22735]
  * cache[1024 x k]: on entry in [-32768, 32767]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 128, store 64, montmul_var 64, barrett 64
+ * Ops per call: load 64, store 32, montmul_var 32, barrett 32
  */
 void nttgen_newhope1024_rvv128_basemul_acc_cached(int16_t r[1024], const int16_t *a,
                                                   const int16_t *b, const int16_t *cache, size_t k);

@@ -10,6 +10,8 @@
  *         this ISA's native order: address bit p holds index bit perm[p], perm = [6, 7, 3, 8, 4, 5,
  *           0, 1, 2]
  * ISA:    RISC-V Vector 1.0 for VLEN >= 128 (LMUL=2); 16 lane(s) of 16 bits per value
+ *         basemul, basemul_acc, basemul_cache, basemul_acc_cached: 32 lane(s) (RISC-V Vector 1.0
+ *           for VLEN >= 128 (LMUL=4))
  * Lanes:  beta = 2^16; q^-1 mod beta = -12287; beta mod q = 4091; Barrett v = 21844, shift 28
  * Ranges: inclusive [lo, hi], proven by nttgen's interval analysis for every input in
  *         the stated input range. "times beta^-1": the Montgomery factor.
@@ -21,21 +23,21 @@
  *       coefficient reductions: 768
  *   nttgen_newhope512_rvv128_basemul: base multiplication: r = a o b * beta^-1
  *       a in [-16382, 16382], b in [-16382, 16382] -> r in [-10239, 10239]
- *       ops: load 64, store 32, montmul_var 32
+ *       ops: load 32, store 16, montmul_var 16
  *   nttgen_newhope512_rvv128_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
  *       a in [-16382, 16382], b in [-16382, 16382] -> r in [-6144, 6144]
- *       ops: load 64, store 32, montmul_var 32, barrett 32
+ *       ops: load 32, store 16, montmul_var 16, barrett 16
  *       coefficient reductions: 512
  *   nttgen_newhope512_rvv128_basemul_cache: multiplication cache of b, for basemul_acc_cached: what
  *     every product by b would recompute (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1
  *     mod beta)
  *       b in [-16382, 16382] -> cache in [-32768, 32767]
- *       ops: load 32, store 32, mullo 32, const 32
+ *       ops: load 16, store 16, mullo 16, const 16
  *   nttgen_newhope512_rvv128_basemul_acc_cached: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1
  *     pairs, given the caches of the b_i (basemul_cache), stored one after another
  *       a in [-12288, 12288], b in [-16382, 16382], cache in [-32768, 32767] -> r in [-6144, 6144]
- *       ops: load 64, store 32, montmul_var 32, barrett 32
+ *       ops: load 32, store 16, montmul_var 16, barrett 16
  *       coefficient reductions: 512
  *   nttgen_newhope512_rvv128_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-12288, 12288] -> a in [-7544, 7544]
@@ -165,6 +167,26 @@ static inline vint16m2_t nttgen_newhope512_rvv128_barrett(vint16m2_t a, size_t v
 static inline vint16m2_t nttgen_newhope512_rvv128_cond_add_q(vint16m2_t a, size_t vl) {
     const vint16m2_t mask = __riscv_vsra_vx_i16m2(a, 15, vl);
     return __riscv_vadd_vv_i16m2(a, __riscv_vand_vx_i16m2(mask, 12289, vl), vl);
+}
+
+/*
+ * Signed Montgomery product (a*b - m*q) / 2^16, m = lo(a*b)*q^-1 mod 2^16.
+ */
+static inline vint16m4_t nttgen_newhope512_rvv128_rvv128m4_montmul_var(vint16m4_t a, vint16m4_t b,
+                                                                       size_t vl) {
+    const vint16m4_t hi = __riscv_vmulh_vv_i16m4(a, b, vl);
+    const vint16m4_t m = __riscv_vmul_vx_i16m4(__riscv_vmul_vv_i16m4(a, b, vl), -12287, vl);
+    return __riscv_vsub_vv_i16m4(hi, __riscv_vmulh_vx_i16m4(m, 12289, vl), vl);
+}
+
+/*
+ * Signed Barrett reduction: t = round(hi(a*21844) / 2^12) by vssra with round-to-nearest-up,
+ * then a - t*q by vnmsac.
+ */
+static inline vint16m4_t nttgen_newhope512_rvv128_rvv128m4_barrett(vint16m4_t a, size_t vl) {
+    const vint16m4_t t =
+        __riscv_vssra_vx_i16m4(__riscv_vmulh_vx_i16m4(a, 21844, vl), 12, __RISCV_VXRM_RNU, vl);
+    return __riscv_vnmsac_vx_i16m4(a, 12289, t, vl);
 }
 
 // twiddles zeta_k = r^brv(k), Montgomery form, pairs (z, z*q^-1 mod beta), in consumption order: as
@@ -672,16 +694,18 @@ void nttgen_newhope512_rvv128_ntt(int16_t a[512]) {
 }
 
 /*
- * base multiplication: r = a o b * beta^-1
+ * r <- a o b in this ISA's own register groups (polymul's helper where the entry point runs on
+ *   larger ones)
  *
  * Input:  a, b: NTT domain, native order
- * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
+ * Output: r: NTT domain, native order, times beta^-1
  * r[512]: on exit in [-10239, 10239]
  * a[512]: on entry in [-16382, 16382]
  * b[512]: on entry in [-16382, 16382]
  * Ops per call: load 64, store 32, montmul_var 32
  */
-void nttgen_newhope512_rvv128_basemul(int16_t r[512], const int16_t a[512], const int16_t b[512]) {
+static NTTGEN_NOINLINE void
+nttgen_newhope512_rvv128_basemul_inner(int16_t r[512], const int16_t a[512], const int16_t b[512]) {
 #ifdef NTTGEN_DEBUG
     nttgen_newhope512_rvv128_assert_range(a, 512, -16382, 16382);
     nttgen_newhope512_rvv128_assert_range(b, 512, -16382, 16382);
@@ -822,6 +846,90 @@ part_1:;
 }
 
 /*
+ * base multiplication: r = a o b * beta^-1
+ *
+ * Input:  a, b: NTT domain, native order
+ * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
+ * r[512]: on exit in [-10239, 10239]
+ * a[512]: on entry in [-16382, 16382]
+ * b[512]: on entry in [-16382, 16382]
+ * Ops per call: load 32, store 16, montmul_var 16
+ */
+void nttgen_newhope512_rvv128_basemul(int16_t r[512], const int16_t a[512], const int16_t b[512]) {
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope512_rvv128_assert_range(a, 512, -16382, 16382);
+    nttgen_newhope512_rvv128_assert_range(b, 512, -16382, 16382);
+#endif
+    const vint16m4_t a_0 = __riscv_vle16_v_i16m4(&a[0], 32);
+    const vint16m4_t b_0 = __riscv_vle16_v_i16m4(&b[0], 32);
+    const vint16m4_t p_0 = nttgen_newhope512_rvv128_rvv128m4_montmul_var(a_0, b_0, 32);
+    __riscv_vse16_v_i16m4(&r[0], p_0, 32);
+    const vint16m4_t a_1 = __riscv_vle16_v_i16m4(&a[32], 32);
+    const vint16m4_t b_1 = __riscv_vle16_v_i16m4(&b[32], 32);
+    const vint16m4_t p_1 = nttgen_newhope512_rvv128_rvv128m4_montmul_var(a_1, b_1, 32);
+    __riscv_vse16_v_i16m4(&r[32], p_1, 32);
+    const vint16m4_t a_2 = __riscv_vle16_v_i16m4(&a[64], 32);
+    const vint16m4_t b_2 = __riscv_vle16_v_i16m4(&b[64], 32);
+    const vint16m4_t p_2 = nttgen_newhope512_rvv128_rvv128m4_montmul_var(a_2, b_2, 32);
+    __riscv_vse16_v_i16m4(&r[64], p_2, 32);
+    const vint16m4_t a_3 = __riscv_vle16_v_i16m4(&a[96], 32);
+    const vint16m4_t b_3 = __riscv_vle16_v_i16m4(&b[96], 32);
+    const vint16m4_t p_3 = nttgen_newhope512_rvv128_rvv128m4_montmul_var(a_3, b_3, 32);
+    __riscv_vse16_v_i16m4(&r[96], p_3, 32);
+    const vint16m4_t a_4 = __riscv_vle16_v_i16m4(&a[128], 32);
+    const vint16m4_t b_4 = __riscv_vle16_v_i16m4(&b[128], 32);
+    const vint16m4_t p_4 = nttgen_newhope512_rvv128_rvv128m4_montmul_var(a_4, b_4, 32);
+    __riscv_vse16_v_i16m4(&r[128], p_4, 32);
+    const vint16m4_t a_5 = __riscv_vle16_v_i16m4(&a[160], 32);
+    const vint16m4_t b_5 = __riscv_vle16_v_i16m4(&b[160], 32);
+    const vint16m4_t p_5 = nttgen_newhope512_rvv128_rvv128m4_montmul_var(a_5, b_5, 32);
+    __riscv_vse16_v_i16m4(&r[160], p_5, 32);
+    const vint16m4_t a_6 = __riscv_vle16_v_i16m4(&a[192], 32);
+    const vint16m4_t b_6 = __riscv_vle16_v_i16m4(&b[192], 32);
+    const vint16m4_t p_6 = nttgen_newhope512_rvv128_rvv128m4_montmul_var(a_6, b_6, 32);
+    __riscv_vse16_v_i16m4(&r[192], p_6, 32);
+    const vint16m4_t a_7 = __riscv_vle16_v_i16m4(&a[224], 32);
+    const vint16m4_t b_7 = __riscv_vle16_v_i16m4(&b[224], 32);
+    const vint16m4_t p_7 = nttgen_newhope512_rvv128_rvv128m4_montmul_var(a_7, b_7, 32);
+    __riscv_vse16_v_i16m4(&r[224], p_7, 32);
+    const vint16m4_t a_8 = __riscv_vle16_v_i16m4(&a[256], 32);
+    const vint16m4_t b_8 = __riscv_vle16_v_i16m4(&b[256], 32);
+    const vint16m4_t p_8 = nttgen_newhope512_rvv128_rvv128m4_montmul_var(a_8, b_8, 32);
+    __riscv_vse16_v_i16m4(&r[256], p_8, 32);
+    const vint16m4_t a_9 = __riscv_vle16_v_i16m4(&a[288], 32);
+    const vint16m4_t b_9 = __riscv_vle16_v_i16m4(&b[288], 32);
+    const vint16m4_t p_9 = nttgen_newhope512_rvv128_rvv128m4_montmul_var(a_9, b_9, 32);
+    __riscv_vse16_v_i16m4(&r[288], p_9, 32);
+    const vint16m4_t a_10 = __riscv_vle16_v_i16m4(&a[320], 32);
+    const vint16m4_t b_10 = __riscv_vle16_v_i16m4(&b[320], 32);
+    const vint16m4_t p_10 = nttgen_newhope512_rvv128_rvv128m4_montmul_var(a_10, b_10, 32);
+    __riscv_vse16_v_i16m4(&r[320], p_10, 32);
+    const vint16m4_t a_11 = __riscv_vle16_v_i16m4(&a[352], 32);
+    const vint16m4_t b_11 = __riscv_vle16_v_i16m4(&b[352], 32);
+    const vint16m4_t p_11 = nttgen_newhope512_rvv128_rvv128m4_montmul_var(a_11, b_11, 32);
+    __riscv_vse16_v_i16m4(&r[352], p_11, 32);
+    const vint16m4_t a_12 = __riscv_vle16_v_i16m4(&a[384], 32);
+    const vint16m4_t b_12 = __riscv_vle16_v_i16m4(&b[384], 32);
+    const vint16m4_t p_12 = nttgen_newhope512_rvv128_rvv128m4_montmul_var(a_12, b_12, 32);
+    __riscv_vse16_v_i16m4(&r[384], p_12, 32);
+    const vint16m4_t a_13 = __riscv_vle16_v_i16m4(&a[416], 32);
+    const vint16m4_t b_13 = __riscv_vle16_v_i16m4(&b[416], 32);
+    const vint16m4_t p_13 = nttgen_newhope512_rvv128_rvv128m4_montmul_var(a_13, b_13, 32);
+    __riscv_vse16_v_i16m4(&r[416], p_13, 32);
+    const vint16m4_t a_14 = __riscv_vle16_v_i16m4(&a[448], 32);
+    const vint16m4_t b_14 = __riscv_vle16_v_i16m4(&b[448], 32);
+    const vint16m4_t p_14 = nttgen_newhope512_rvv128_rvv128m4_montmul_var(a_14, b_14, 32);
+    __riscv_vse16_v_i16m4(&r[448], p_14, 32);
+    const vint16m4_t a_15 = __riscv_vle16_v_i16m4(&a[480], 32);
+    const vint16m4_t b_15 = __riscv_vle16_v_i16m4(&b[480], 32);
+    const vint16m4_t p_15 = nttgen_newhope512_rvv128_rvv128m4_montmul_var(a_15, b_15, 32);
+    __riscv_vse16_v_i16m4(&r[480], p_15, 32);
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope512_rvv128_assert_range(r, 512, -10239, 10239);
+#endif
+}
+
+/*
  * r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of polynomials stored one after another
  *
  * Input:  a, b: k polynomials each, NTT domain, native order
@@ -830,7 +938,7 @@ part_1:;
  * a[512 x k]: on entry in [-16382, 16382]
  * b[512 x k]: on entry in [-16382, 16382]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 64, store 32, montmul_var 32, barrett 32
+ * Ops per call: load 32, store 16, montmul_var 16, barrett 16
  */
 void nttgen_newhope512_rvv128_basemul_acc(int16_t r[512], const int16_t *a, const int16_t *b,
                                           size_t k) {
@@ -839,66 +947,39 @@ void nttgen_newhope512_rvv128_basemul_acc(int16_t r[512], const int16_t *a, cons
     nttgen_newhope512_rvv128_assert_range(b, k * 512, -16382, 16382);
 #endif
     for (size_t i_0 = 0; i_0 < 16; ++i_0) {
-        const vint16m2_t a_0 = __riscv_vle16_v_i16m2(&a[i_0 * 32], 16);
-        const vint16m2_t b_0 = __riscv_vle16_v_i16m2(&b[i_0 * 32], 16);
-        const vint16m2_t p_0 = nttgen_newhope512_rvv128_montmul_var(a_0, b_0, 16);
-        const vint16m2_t a_1 = __riscv_vle16_v_i16m2(&a[i_0 * 32] + 16, 16);
-        const vint16m2_t b_1 = __riscv_vle16_v_i16m2(&b[i_0 * 32] + 16, 16);
-        const vint16m2_t p_1 = nttgen_newhope512_rvv128_montmul_var(a_1, b_1, 16);
-        vint16m2_t acc_0 = p_0;
-        vint16m2_t acc_1 = p_1;
+        const vint16m4_t a_0 = __riscv_vle16_v_i16m4(&a[i_0 * 32], 32);
+        const vint16m4_t b_0 = __riscv_vle16_v_i16m4(&b[i_0 * 32], 32);
+        const vint16m4_t p_0 = nttgen_newhope512_rvv128_rvv128m4_montmul_var(a_0, b_0, 32);
+        vint16m4_t acc_0 = p_0;
         for (size_t i_1 = 0; (i_1 < 2) & ((i_1 + 1) < k); ++i_1) {
-            const vint16m2_t a_2 = __riscv_vle16_v_i16m2(&a[i_1 * 512 + i_0 * 32] + 512, 16);
-            const vint16m2_t b_2 = __riscv_vle16_v_i16m2(&b[i_1 * 512 + i_0 * 32] + 512, 16);
-            const vint16m2_t p_2 = nttgen_newhope512_rvv128_montmul_var(a_2, b_2, 16);
-            const vint16m2_t a_3 = __riscv_vle16_v_i16m2(&a[i_1 * 512 + i_0 * 32] + 528, 16);
-            const vint16m2_t b_3 = __riscv_vle16_v_i16m2(&b[i_1 * 512 + i_0 * 32] + 528, 16);
-            const vint16m2_t p_3 = nttgen_newhope512_rvv128_montmul_var(a_3, b_3, 16);
-            const vint16m2_t acc_2 = __riscv_vadd_vv_i16m2(acc_0, p_2, 16);
-            acc_0 = acc_2;
-            const vint16m2_t acc_3 = __riscv_vadd_vv_i16m2(acc_1, p_3, 16);
-            acc_1 = acc_3;
+            const vint16m4_t a_1 = __riscv_vle16_v_i16m4(&a[i_1 * 512 + i_0 * 32] + 512, 32);
+            const vint16m4_t b_1 = __riscv_vle16_v_i16m4(&b[i_1 * 512 + i_0 * 32] + 512, 32);
+            const vint16m4_t p_1 = nttgen_newhope512_rvv128_rvv128m4_montmul_var(a_1, b_1, 32);
+            const vint16m4_t acc_1 = __riscv_vadd_vv_i16m4(acc_0, p_1, 32);
+            acc_0 = acc_1;
         }
-        vint16m2_t acc_4 = acc_0;
-        vint16m2_t acc_5 = acc_1;
+        vint16m4_t acc_2 = acc_0;
         for (size_t g_0 = 0; (3 * g_0 + 3) < k; ++g_0) {
-            const vint16m2_t a_4 = __riscv_vle16_v_i16m2(&a[g_0 * 1536 + i_0 * 32] + 1536, 16);
-            const vint16m2_t b_4 = __riscv_vle16_v_i16m2(&b[g_0 * 1536 + i_0 * 32] + 1536, 16);
-            const vint16m2_t p_4 = nttgen_newhope512_rvv128_montmul_var(a_4, b_4, 16);
-            const vint16m2_t a_5 = __riscv_vle16_v_i16m2(&a[g_0 * 1536 + i_0 * 32] + 1552, 16);
-            const vint16m2_t b_5 = __riscv_vle16_v_i16m2(&b[g_0 * 1536 + i_0 * 32] + 1552, 16);
-            const vint16m2_t p_5 = nttgen_newhope512_rvv128_montmul_var(a_5, b_5, 16);
-            vint16m2_t acc_6 = p_4;
-            vint16m2_t acc_7 = p_5;
+            const vint16m4_t a_2 = __riscv_vle16_v_i16m4(&a[g_0 * 1536 + i_0 * 32] + 1536, 32);
+            const vint16m4_t b_2 = __riscv_vle16_v_i16m4(&b[g_0 * 1536 + i_0 * 32] + 1536, 32);
+            const vint16m4_t p_2 = nttgen_newhope512_rvv128_rvv128m4_montmul_var(a_2, b_2, 32);
+            vint16m4_t acc_3 = p_2;
             for (size_t i_2 = 0; (i_2 < 2) & ((i_2 + (g_0 * 3 + 4)) < k); ++i_2) {
-                const vint16m2_t a_6 =
-                    __riscv_vle16_v_i16m2(&a[g_0 * 1536 + i_2 * 512 + i_0 * 32] + 2048, 16);
-                const vint16m2_t b_6 =
-                    __riscv_vle16_v_i16m2(&b[g_0 * 1536 + i_2 * 512 + i_0 * 32] + 2048, 16);
-                const vint16m2_t p_6 = nttgen_newhope512_rvv128_montmul_var(a_6, b_6, 16);
-                const vint16m2_t a_7 =
-                    __riscv_vle16_v_i16m2(&a[g_0 * 1536 + i_2 * 512 + i_0 * 32] + 2064, 16);
-                const vint16m2_t b_7 =
-                    __riscv_vle16_v_i16m2(&b[g_0 * 1536 + i_2 * 512 + i_0 * 32] + 2064, 16);
-                const vint16m2_t p_7 = nttgen_newhope512_rvv128_montmul_var(a_7, b_7, 16);
-                const vint16m2_t acc_8 = __riscv_vadd_vv_i16m2(acc_6, p_6, 16);
-                acc_6 = acc_8;
-                const vint16m2_t acc_9 = __riscv_vadd_vv_i16m2(acc_7, p_7, 16);
-                acc_7 = acc_9;
+                const vint16m4_t a_3 =
+                    __riscv_vle16_v_i16m4(&a[g_0 * 1536 + i_2 * 512 + i_0 * 32] + 2048, 32);
+                const vint16m4_t b_3 =
+                    __riscv_vle16_v_i16m4(&b[g_0 * 1536 + i_2 * 512 + i_0 * 32] + 2048, 32);
+                const vint16m4_t p_3 = nttgen_newhope512_rvv128_rvv128m4_montmul_var(a_3, b_3, 32);
+                const vint16m4_t acc_4 = __riscv_vadd_vv_i16m4(acc_3, p_3, 32);
+                acc_3 = acc_4;
             }
-            const vint16m2_t red_0 = nttgen_newhope512_rvv128_barrett(acc_6, 16);
-            const vint16m2_t red_1 = nttgen_newhope512_rvv128_barrett(acc_4, 16);
-            const vint16m2_t acc_10 = __riscv_vadd_vv_i16m2(red_1, red_0, 16);
-            acc_4 = acc_10;
-            const vint16m2_t red_2 = nttgen_newhope512_rvv128_barrett(acc_7, 16);
-            const vint16m2_t red_3 = nttgen_newhope512_rvv128_barrett(acc_5, 16);
-            const vint16m2_t acc_11 = __riscv_vadd_vv_i16m2(red_3, red_2, 16);
-            acc_5 = acc_11;
+            const vint16m4_t red_0 = nttgen_newhope512_rvv128_rvv128m4_barrett(acc_3, 32);
+            const vint16m4_t red_1 = nttgen_newhope512_rvv128_rvv128m4_barrett(acc_2, 32);
+            const vint16m4_t acc_5 = __riscv_vadd_vv_i16m4(red_1, red_0, 32);
+            acc_2 = acc_5;
         }
-        const vint16m2_t red_4 = nttgen_newhope512_rvv128_barrett(acc_4, 16);
-        const vint16m2_t red_5 = nttgen_newhope512_rvv128_barrett(acc_5, 16);
-        __riscv_vse16_v_i16m2(&r[i_0 * 32], red_4, 16);
-        __riscv_vse16_v_i16m2(&r[i_0 * 32] + 16, red_5, 16);
+        const vint16m4_t red_2 = nttgen_newhope512_rvv128_rvv128m4_barrett(acc_2, 32);
+        __riscv_vse16_v_i16m4(&r[i_0 * 32], red_2, 32);
     }
 #ifdef NTTGEN_DEBUG
     nttgen_newhope512_rvv128_assert_range(r, 512, -6144, 6144);
@@ -913,142 +994,76 @@ void nttgen_newhope512_rvv128_basemul_acc(int16_t r[512], const int16_t *a, cons
  * Output: cache: this ISA's layout (n/2 entries for degree-2 factors, n for a complete NTT)
  * cache[512]: on exit in [-32768, 32767]
  * b[512]: on entry in [-16382, 16382]
- * Ops per call: load 32, store 32, mullo 32, const 32
+ * Ops per call: load 16, store 16, mullo 16, const 16
  */
 void nttgen_newhope512_rvv128_basemul_cache(int16_t cache[512], const int16_t b[512]) {
 #ifdef NTTGEN_DEBUG
     nttgen_newhope512_rvv128_assert_range(b, 512, -16382, 16382);
 #endif
-    const vint16m2_t b_0 = __riscv_vle16_v_i16m2(&b[0], 16);
-    const vint16m2_t qinv_0 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_0 = __riscv_vmul_vv_i16m2(b_0, qinv_0, 16);
-    __riscv_vse16_v_i16m2(&cache[0], bq_0, 16);
-    const vint16m2_t b_1 = __riscv_vle16_v_i16m2(&b[16], 16);
-    const vint16m2_t qinv_1 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_1 = __riscv_vmul_vv_i16m2(b_1, qinv_1, 16);
-    __riscv_vse16_v_i16m2(&cache[16], bq_1, 16);
-    const vint16m2_t b_2 = __riscv_vle16_v_i16m2(&b[32], 16);
-    const vint16m2_t qinv_2 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_2 = __riscv_vmul_vv_i16m2(b_2, qinv_2, 16);
-    __riscv_vse16_v_i16m2(&cache[32], bq_2, 16);
-    const vint16m2_t b_3 = __riscv_vle16_v_i16m2(&b[48], 16);
-    const vint16m2_t qinv_3 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_3 = __riscv_vmul_vv_i16m2(b_3, qinv_3, 16);
-    __riscv_vse16_v_i16m2(&cache[48], bq_3, 16);
-    const vint16m2_t b_4 = __riscv_vle16_v_i16m2(&b[64], 16);
-    const vint16m2_t qinv_4 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_4 = __riscv_vmul_vv_i16m2(b_4, qinv_4, 16);
-    __riscv_vse16_v_i16m2(&cache[64], bq_4, 16);
-    const vint16m2_t b_5 = __riscv_vle16_v_i16m2(&b[80], 16);
-    const vint16m2_t qinv_5 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_5 = __riscv_vmul_vv_i16m2(b_5, qinv_5, 16);
-    __riscv_vse16_v_i16m2(&cache[80], bq_5, 16);
-    const vint16m2_t b_6 = __riscv_vle16_v_i16m2(&b[96], 16);
-    const vint16m2_t qinv_6 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_6 = __riscv_vmul_vv_i16m2(b_6, qinv_6, 16);
-    __riscv_vse16_v_i16m2(&cache[96], bq_6, 16);
-    const vint16m2_t b_7 = __riscv_vle16_v_i16m2(&b[112], 16);
-    const vint16m2_t qinv_7 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_7 = __riscv_vmul_vv_i16m2(b_7, qinv_7, 16);
-    __riscv_vse16_v_i16m2(&cache[112], bq_7, 16);
-    const vint16m2_t b_8 = __riscv_vle16_v_i16m2(&b[128], 16);
-    const vint16m2_t qinv_8 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_8 = __riscv_vmul_vv_i16m2(b_8, qinv_8, 16);
-    __riscv_vse16_v_i16m2(&cache[128], bq_8, 16);
-    const vint16m2_t b_9 = __riscv_vle16_v_i16m2(&b[144], 16);
-    const vint16m2_t qinv_9 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_9 = __riscv_vmul_vv_i16m2(b_9, qinv_9, 16);
-    __riscv_vse16_v_i16m2(&cache[144], bq_9, 16);
-    const vint16m2_t b_10 = __riscv_vle16_v_i16m2(&b[160], 16);
-    const vint16m2_t qinv_10 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_10 = __riscv_vmul_vv_i16m2(b_10, qinv_10, 16);
-    __riscv_vse16_v_i16m2(&cache[160], bq_10, 16);
-    const vint16m2_t b_11 = __riscv_vle16_v_i16m2(&b[176], 16);
-    const vint16m2_t qinv_11 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_11 = __riscv_vmul_vv_i16m2(b_11, qinv_11, 16);
-    __riscv_vse16_v_i16m2(&cache[176], bq_11, 16);
-    const vint16m2_t b_12 = __riscv_vle16_v_i16m2(&b[192], 16);
-    const vint16m2_t qinv_12 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_12 = __riscv_vmul_vv_i16m2(b_12, qinv_12, 16);
-    __riscv_vse16_v_i16m2(&cache[192], bq_12, 16);
-    const vint16m2_t b_13 = __riscv_vle16_v_i16m2(&b[208], 16);
-    const vint16m2_t qinv_13 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_13 = __riscv_vmul_vv_i16m2(b_13, qinv_13, 16);
-    __riscv_vse16_v_i16m2(&cache[208], bq_13, 16);
-    const vint16m2_t b_14 = __riscv_vle16_v_i16m2(&b[224], 16);
-    const vint16m2_t qinv_14 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_14 = __riscv_vmul_vv_i16m2(b_14, qinv_14, 16);
-    __riscv_vse16_v_i16m2(&cache[224], bq_14, 16);
-    const vint16m2_t b_15 = __riscv_vle16_v_i16m2(&b[240], 16);
-    const vint16m2_t qinv_15 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_15 = __riscv_vmul_vv_i16m2(b_15, qinv_15, 16);
-    __riscv_vse16_v_i16m2(&cache[240], bq_15, 16);
-    const vint16m2_t b_16 = __riscv_vle16_v_i16m2(&b[256], 16);
-    const vint16m2_t qinv_16 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_16 = __riscv_vmul_vv_i16m2(b_16, qinv_16, 16);
-    __riscv_vse16_v_i16m2(&cache[256], bq_16, 16);
-    const vint16m2_t b_17 = __riscv_vle16_v_i16m2(&b[272], 16);
-    const vint16m2_t qinv_17 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_17 = __riscv_vmul_vv_i16m2(b_17, qinv_17, 16);
-    __riscv_vse16_v_i16m2(&cache[272], bq_17, 16);
-    const vint16m2_t b_18 = __riscv_vle16_v_i16m2(&b[288], 16);
-    const vint16m2_t qinv_18 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_18 = __riscv_vmul_vv_i16m2(b_18, qinv_18, 16);
-    __riscv_vse16_v_i16m2(&cache[288], bq_18, 16);
-    const vint16m2_t b_19 = __riscv_vle16_v_i16m2(&b[304], 16);
-    const vint16m2_t qinv_19 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_19 = __riscv_vmul_vv_i16m2(b_19, qinv_19, 16);
-    __riscv_vse16_v_i16m2(&cache[304], bq_19, 16);
-    const vint16m2_t b_20 = __riscv_vle16_v_i16m2(&b[320], 16);
-    const vint16m2_t qinv_20 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_20 = __riscv_vmul_vv_i16m2(b_20, qinv_20, 16);
-    __riscv_vse16_v_i16m2(&cache[320], bq_20, 16);
-    const vint16m2_t b_21 = __riscv_vle16_v_i16m2(&b[336], 16);
-    const vint16m2_t qinv_21 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_21 = __riscv_vmul_vv_i16m2(b_21, qinv_21, 16);
-    __riscv_vse16_v_i16m2(&cache[336], bq_21, 16);
-    const vint16m2_t b_22 = __riscv_vle16_v_i16m2(&b[352], 16);
-    const vint16m2_t qinv_22 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_22 = __riscv_vmul_vv_i16m2(b_22, qinv_22, 16);
-    __riscv_vse16_v_i16m2(&cache[352], bq_22, 16);
-    const vint16m2_t b_23 = __riscv_vle16_v_i16m2(&b[368], 16);
-    const vint16m2_t qinv_23 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_23 = __riscv_vmul_vv_i16m2(b_23, qinv_23, 16);
-    __riscv_vse16_v_i16m2(&cache[368], bq_23, 16);
-    const vint16m2_t b_24 = __riscv_vle16_v_i16m2(&b[384], 16);
-    const vint16m2_t qinv_24 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_24 = __riscv_vmul_vv_i16m2(b_24, qinv_24, 16);
-    __riscv_vse16_v_i16m2(&cache[384], bq_24, 16);
-    const vint16m2_t b_25 = __riscv_vle16_v_i16m2(&b[400], 16);
-    const vint16m2_t qinv_25 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_25 = __riscv_vmul_vv_i16m2(b_25, qinv_25, 16);
-    __riscv_vse16_v_i16m2(&cache[400], bq_25, 16);
-    const vint16m2_t b_26 = __riscv_vle16_v_i16m2(&b[416], 16);
-    const vint16m2_t qinv_26 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_26 = __riscv_vmul_vv_i16m2(b_26, qinv_26, 16);
-    __riscv_vse16_v_i16m2(&cache[416], bq_26, 16);
-    const vint16m2_t b_27 = __riscv_vle16_v_i16m2(&b[432], 16);
-    const vint16m2_t qinv_27 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_27 = __riscv_vmul_vv_i16m2(b_27, qinv_27, 16);
-    __riscv_vse16_v_i16m2(&cache[432], bq_27, 16);
-    const vint16m2_t b_28 = __riscv_vle16_v_i16m2(&b[448], 16);
-    const vint16m2_t qinv_28 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_28 = __riscv_vmul_vv_i16m2(b_28, qinv_28, 16);
-    __riscv_vse16_v_i16m2(&cache[448], bq_28, 16);
-    const vint16m2_t b_29 = __riscv_vle16_v_i16m2(&b[464], 16);
-    const vint16m2_t qinv_29 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_29 = __riscv_vmul_vv_i16m2(b_29, qinv_29, 16);
-    __riscv_vse16_v_i16m2(&cache[464], bq_29, 16);
-    const vint16m2_t b_30 = __riscv_vle16_v_i16m2(&b[480], 16);
-    const vint16m2_t qinv_30 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_30 = __riscv_vmul_vv_i16m2(b_30, qinv_30, 16);
-    __riscv_vse16_v_i16m2(&cache[480], bq_30, 16);
-    const vint16m2_t b_31 = __riscv_vle16_v_i16m2(&b[496], 16);
-    const vint16m2_t qinv_31 = __riscv_vmv_v_x_i16m2(-12287, 16);
-    const vint16m2_t bq_31 = __riscv_vmul_vv_i16m2(b_31, qinv_31, 16);
-    goto part_1;
-part_1:;
-    __riscv_vse16_v_i16m2(&cache[496], bq_31, 16);
+    const vint16m4_t b_0 = __riscv_vle16_v_i16m4(&b[0], 32);
+    const vint16m4_t qinv_0 = __riscv_vmv_v_x_i16m4(-12287, 32);
+    const vint16m4_t bq_0 = __riscv_vmul_vv_i16m4(b_0, qinv_0, 32);
+    __riscv_vse16_v_i16m4(&cache[0], bq_0, 32);
+    const vint16m4_t b_1 = __riscv_vle16_v_i16m4(&b[32], 32);
+    const vint16m4_t qinv_1 = __riscv_vmv_v_x_i16m4(-12287, 32);
+    const vint16m4_t bq_1 = __riscv_vmul_vv_i16m4(b_1, qinv_1, 32);
+    __riscv_vse16_v_i16m4(&cache[32], bq_1, 32);
+    const vint16m4_t b_2 = __riscv_vle16_v_i16m4(&b[64], 32);
+    const vint16m4_t qinv_2 = __riscv_vmv_v_x_i16m4(-12287, 32);
+    const vint16m4_t bq_2 = __riscv_vmul_vv_i16m4(b_2, qinv_2, 32);
+    __riscv_vse16_v_i16m4(&cache[64], bq_2, 32);
+    const vint16m4_t b_3 = __riscv_vle16_v_i16m4(&b[96], 32);
+    const vint16m4_t qinv_3 = __riscv_vmv_v_x_i16m4(-12287, 32);
+    const vint16m4_t bq_3 = __riscv_vmul_vv_i16m4(b_3, qinv_3, 32);
+    __riscv_vse16_v_i16m4(&cache[96], bq_3, 32);
+    const vint16m4_t b_4 = __riscv_vle16_v_i16m4(&b[128], 32);
+    const vint16m4_t qinv_4 = __riscv_vmv_v_x_i16m4(-12287, 32);
+    const vint16m4_t bq_4 = __riscv_vmul_vv_i16m4(b_4, qinv_4, 32);
+    __riscv_vse16_v_i16m4(&cache[128], bq_4, 32);
+    const vint16m4_t b_5 = __riscv_vle16_v_i16m4(&b[160], 32);
+    const vint16m4_t qinv_5 = __riscv_vmv_v_x_i16m4(-12287, 32);
+    const vint16m4_t bq_5 = __riscv_vmul_vv_i16m4(b_5, qinv_5, 32);
+    __riscv_vse16_v_i16m4(&cache[160], bq_5, 32);
+    const vint16m4_t b_6 = __riscv_vle16_v_i16m4(&b[192], 32);
+    const vint16m4_t qinv_6 = __riscv_vmv_v_x_i16m4(-12287, 32);
+    const vint16m4_t bq_6 = __riscv_vmul_vv_i16m4(b_6, qinv_6, 32);
+    __riscv_vse16_v_i16m4(&cache[192], bq_6, 32);
+    const vint16m4_t b_7 = __riscv_vle16_v_i16m4(&b[224], 32);
+    const vint16m4_t qinv_7 = __riscv_vmv_v_x_i16m4(-12287, 32);
+    const vint16m4_t bq_7 = __riscv_vmul_vv_i16m4(b_7, qinv_7, 32);
+    __riscv_vse16_v_i16m4(&cache[224], bq_7, 32);
+    const vint16m4_t b_8 = __riscv_vle16_v_i16m4(&b[256], 32);
+    const vint16m4_t qinv_8 = __riscv_vmv_v_x_i16m4(-12287, 32);
+    const vint16m4_t bq_8 = __riscv_vmul_vv_i16m4(b_8, qinv_8, 32);
+    __riscv_vse16_v_i16m4(&cache[256], bq_8, 32);
+    const vint16m4_t b_9 = __riscv_vle16_v_i16m4(&b[288], 32);
+    const vint16m4_t qinv_9 = __riscv_vmv_v_x_i16m4(-12287, 32);
+    const vint16m4_t bq_9 = __riscv_vmul_vv_i16m4(b_9, qinv_9, 32);
+    __riscv_vse16_v_i16m4(&cache[288], bq_9, 32);
+    const vint16m4_t b_10 = __riscv_vle16_v_i16m4(&b[320], 32);
+    const vint16m4_t qinv_10 = __riscv_vmv_v_x_i16m4(-12287, 32);
+    const vint16m4_t bq_10 = __riscv_vmul_vv_i16m4(b_10, qinv_10, 32);
+    __riscv_vse16_v_i16m4(&cache[320], bq_10, 32);
+    const vint16m4_t b_11 = __riscv_vle16_v_i16m4(&b[352], 32);
+    const vint16m4_t qinv_11 = __riscv_vmv_v_x_i16m4(-12287, 32);
+    const vint16m4_t bq_11 = __riscv_vmul_vv_i16m4(b_11, qinv_11, 32);
+    __riscv_vse16_v_i16m4(&cache[352], bq_11, 32);
+    const vint16m4_t b_12 = __riscv_vle16_v_i16m4(&b[384], 32);
+    const vint16m4_t qinv_12 = __riscv_vmv_v_x_i16m4(-12287, 32);
+    const vint16m4_t bq_12 = __riscv_vmul_vv_i16m4(b_12, qinv_12, 32);
+    __riscv_vse16_v_i16m4(&cache[384], bq_12, 32);
+    const vint16m4_t b_13 = __riscv_vle16_v_i16m4(&b[416], 32);
+    const vint16m4_t qinv_13 = __riscv_vmv_v_x_i16m4(-12287, 32);
+    const vint16m4_t bq_13 = __riscv_vmul_vv_i16m4(b_13, qinv_13, 32);
+    __riscv_vse16_v_i16m4(&cache[416], bq_13, 32);
+    const vint16m4_t b_14 = __riscv_vle16_v_i16m4(&b[448], 32);
+    const vint16m4_t qinv_14 = __riscv_vmv_v_x_i16m4(-12287, 32);
+    const vint16m4_t bq_14 = __riscv_vmul_vv_i16m4(b_14, qinv_14, 32);
+    __riscv_vse16_v_i16m4(&cache[448], bq_14, 32);
+    const vint16m4_t b_15 = __riscv_vle16_v_i16m4(&b[480], 32);
+    const vint16m4_t qinv_15 = __riscv_vmv_v_x_i16m4(-12287, 32);
+    const vint16m4_t bq_15 = __riscv_vmul_vv_i16m4(b_15, qinv_15, 32);
+    __riscv_vse16_v_i16m4(&cache[480], bq_15, 32);
 #ifdef NTTGEN_DEBUG
     nttgen_newhope512_rvv128_assert_range(cache, 512, -32768, 32767);
 #endif
@@ -1065,7 +1080,7 @@ part_1:;
  * b[512 x k]: on entry in [-16382, 16382]
  * cache[512 x k]: on entry in [-32768, 32767]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 64, store 32, montmul_var 32, barrett 32
+ * Ops per call: load 32, store 16, montmul_var 16, barrett 16
  */
 void nttgen_newhope512_rvv128_basemul_acc_cached(int16_t r[512], const int16_t *a, const int16_t *b,
                                                  const int16_t *cache, size_t k) {
@@ -1076,66 +1091,39 @@ void nttgen_newhope512_rvv128_basemul_acc_cached(int16_t r[512], const int16_t *
     nttgen_newhope512_rvv128_assert_range(cache, k * 512, -32768, 32767);
 #endif
     for (size_t i_0 = 0; i_0 < 16; ++i_0) {
-        const vint16m2_t a_0 = __riscv_vle16_v_i16m2(&a[i_0 * 32], 16);
-        const vint16m2_t b_0 = __riscv_vle16_v_i16m2(&b[i_0 * 32], 16);
-        const vint16m2_t p_0 = nttgen_newhope512_rvv128_montmul_var(a_0, b_0, 16);
-        const vint16m2_t a_1 = __riscv_vle16_v_i16m2(&a[i_0 * 32] + 16, 16);
-        const vint16m2_t b_1 = __riscv_vle16_v_i16m2(&b[i_0 * 32] + 16, 16);
-        const vint16m2_t p_1 = nttgen_newhope512_rvv128_montmul_var(a_1, b_1, 16);
-        vint16m2_t acc_0 = p_0;
-        vint16m2_t acc_1 = p_1;
+        const vint16m4_t a_0 = __riscv_vle16_v_i16m4(&a[i_0 * 32], 32);
+        const vint16m4_t b_0 = __riscv_vle16_v_i16m4(&b[i_0 * 32], 32);
+        const vint16m4_t p_0 = nttgen_newhope512_rvv128_rvv128m4_montmul_var(a_0, b_0, 32);
+        vint16m4_t acc_0 = p_0;
         for (size_t i_1 = 0; (i_1 < 2) & ((i_1 + 1) < k); ++i_1) {
-            const vint16m2_t a_2 = __riscv_vle16_v_i16m2(&a[i_1 * 512 + i_0 * 32] + 512, 16);
-            const vint16m2_t b_2 = __riscv_vle16_v_i16m2(&b[i_1 * 512 + i_0 * 32] + 512, 16);
-            const vint16m2_t p_2 = nttgen_newhope512_rvv128_montmul_var(a_2, b_2, 16);
-            const vint16m2_t a_3 = __riscv_vle16_v_i16m2(&a[i_1 * 512 + i_0 * 32] + 528, 16);
-            const vint16m2_t b_3 = __riscv_vle16_v_i16m2(&b[i_1 * 512 + i_0 * 32] + 528, 16);
-            const vint16m2_t p_3 = nttgen_newhope512_rvv128_montmul_var(a_3, b_3, 16);
-            const vint16m2_t acc_2 = __riscv_vadd_vv_i16m2(acc_0, p_2, 16);
-            acc_0 = acc_2;
-            const vint16m2_t acc_3 = __riscv_vadd_vv_i16m2(acc_1, p_3, 16);
-            acc_1 = acc_3;
+            const vint16m4_t a_1 = __riscv_vle16_v_i16m4(&a[i_1 * 512 + i_0 * 32] + 512, 32);
+            const vint16m4_t b_1 = __riscv_vle16_v_i16m4(&b[i_1 * 512 + i_0 * 32] + 512, 32);
+            const vint16m4_t p_1 = nttgen_newhope512_rvv128_rvv128m4_montmul_var(a_1, b_1, 32);
+            const vint16m4_t acc_1 = __riscv_vadd_vv_i16m4(acc_0, p_1, 32);
+            acc_0 = acc_1;
         }
-        vint16m2_t acc_4 = acc_0;
-        vint16m2_t acc_5 = acc_1;
+        vint16m4_t acc_2 = acc_0;
         for (size_t g_0 = 0; (3 * g_0 + 3) < k; ++g_0) {
-            const vint16m2_t a_4 = __riscv_vle16_v_i16m2(&a[g_0 * 1536 + i_0 * 32] + 1536, 16);
-            const vint16m2_t b_4 = __riscv_vle16_v_i16m2(&b[g_0 * 1536 + i_0 * 32] + 1536, 16);
-            const vint16m2_t p_4 = nttgen_newhope512_rvv128_montmul_var(a_4, b_4, 16);
-            const vint16m2_t a_5 = __riscv_vle16_v_i16m2(&a[g_0 * 1536 + i_0 * 32] + 1552, 16);
-            const vint16m2_t b_5 = __riscv_vle16_v_i16m2(&b[g_0 * 1536 + i_0 * 32] + 1552, 16);
-            const vint16m2_t p_5 = nttgen_newhope512_rvv128_montmul_var(a_5, b_5, 16);
-            vint16m2_t acc_6 = p_4;
-            vint16m2_t acc_7 = p_5;
+            const vint16m4_t a_2 = __riscv_vle16_v_i16m4(&a[g_0 * 1536 + i_0 * 32] + 1536, 32);
+            const vint16m4_t b_2 = __riscv_vle16_v_i16m4(&b[g_0 * 1536 + i_0 * 32] + 1536, 32);
+            const vint16m4_t p_2 = nttgen_newhope512_rvv128_rvv128m4_montmul_var(a_2, b_2, 32);
+            vint16m4_t acc_3 = p_2;
             for (size_t i_2 = 0; (i_2 < 2) & ((i_2 + (g_0 * 3 + 4)) < k); ++i_2) {
-                const vint16m2_t a_6 =
-                    __riscv_vle16_v_i16m2(&a[g_0 * 1536 + i_2 * 512 + i_0 * 32] + 2048, 16);
-                const vint16m2_t b_6 =
-                    __riscv_vle16_v_i16m2(&b[g_0 * 1536 + i_2 * 512 + i_0 * 32] + 2048, 16);
-                const vint16m2_t p_6 = nttgen_newhope512_rvv128_montmul_var(a_6, b_6, 16);
-                const vint16m2_t a_7 =
-                    __riscv_vle16_v_i16m2(&a[g_0 * 1536 + i_2 * 512 + i_0 * 32] + 2064, 16);
-                const vint16m2_t b_7 =
-                    __riscv_vle16_v_i16m2(&b[g_0 * 1536 + i_2 * 512 + i_0 * 32] + 2064, 16);
-                const vint16m2_t p_7 = nttgen_newhope512_rvv128_montmul_var(a_7, b_7, 16);
-                const vint16m2_t acc_8 = __riscv_vadd_vv_i16m2(acc_6, p_6, 16);
-                acc_6 = acc_8;
-                const vint16m2_t acc_9 = __riscv_vadd_vv_i16m2(acc_7, p_7, 16);
-                acc_7 = acc_9;
+                const vint16m4_t a_3 =
+                    __riscv_vle16_v_i16m4(&a[g_0 * 1536 + i_2 * 512 + i_0 * 32] + 2048, 32);
+                const vint16m4_t b_3 =
+                    __riscv_vle16_v_i16m4(&b[g_0 * 1536 + i_2 * 512 + i_0 * 32] + 2048, 32);
+                const vint16m4_t p_3 = nttgen_newhope512_rvv128_rvv128m4_montmul_var(a_3, b_3, 32);
+                const vint16m4_t acc_4 = __riscv_vadd_vv_i16m4(acc_3, p_3, 32);
+                acc_3 = acc_4;
             }
-            const vint16m2_t red_0 = nttgen_newhope512_rvv128_barrett(acc_6, 16);
-            const vint16m2_t red_1 = nttgen_newhope512_rvv128_barrett(acc_4, 16);
-            const vint16m2_t acc_10 = __riscv_vadd_vv_i16m2(red_1, red_0, 16);
-            acc_4 = acc_10;
-            const vint16m2_t red_2 = nttgen_newhope512_rvv128_barrett(acc_7, 16);
-            const vint16m2_t red_3 = nttgen_newhope512_rvv128_barrett(acc_5, 16);
-            const vint16m2_t acc_11 = __riscv_vadd_vv_i16m2(red_3, red_2, 16);
-            acc_5 = acc_11;
+            const vint16m4_t red_0 = nttgen_newhope512_rvv128_rvv128m4_barrett(acc_3, 32);
+            const vint16m4_t red_1 = nttgen_newhope512_rvv128_rvv128m4_barrett(acc_2, 32);
+            const vint16m4_t acc_5 = __riscv_vadd_vv_i16m4(red_1, red_0, 32);
+            acc_2 = acc_5;
         }
-        const vint16m2_t red_4 = nttgen_newhope512_rvv128_barrett(acc_4, 16);
-        const vint16m2_t red_5 = nttgen_newhope512_rvv128_barrett(acc_5, 16);
-        __riscv_vse16_v_i16m2(&r[i_0 * 32], red_4, 16);
-        __riscv_vse16_v_i16m2(&r[i_0 * 32] + 16, red_5, 16);
+        const vint16m4_t red_2 = nttgen_newhope512_rvv128_rvv128m4_barrett(acc_2, 32);
+        __riscv_vse16_v_i16m4(&r[i_0 * 32], red_2, 32);
     }
 #ifdef NTTGEN_DEBUG
     nttgen_newhope512_rvv128_assert_range(r, 512, -6144, 6144);
@@ -1862,7 +1850,7 @@ void nttgen_newhope512_rvv128_polymul(int16_t r[512], const int16_t a[512], cons
 #endif
     nttgen_newhope512_rvv128_ntt_from(a_hat, a);
     nttgen_newhope512_rvv128_ntt_from(b_hat, b);
-    nttgen_newhope512_rvv128_basemul(r, a_hat, b_hat);
+    nttgen_newhope512_rvv128_basemul_inner(r, a_hat, b_hat);
     nttgen_newhope512_rvv128_intt_reduce(r);
 #ifdef NTTGEN_DEBUG
     nttgen_newhope512_rvv128_assert_range(r, 512, 0, 12288);

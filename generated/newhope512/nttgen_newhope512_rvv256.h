@@ -10,6 +10,8 @@
  *         this ISA's native order: address bit p holds index bit perm[p], perm = [6, 3, 4, 7, 8, 5,
  *           0, 1, 2]
  * ISA:    RISC-V Vector 1.0 for VLEN >= 256 (LMUL=2); 32 lane(s) of 16 bits per value
+ *         basemul, basemul_acc, basemul_cache, basemul_acc_cached: 64 lane(s) (RISC-V Vector 1.0
+ *           for VLEN >= 256 (LMUL=4))
  * Lanes:  beta = 2^16; q^-1 mod beta = -12287; beta mod q = 4091; Barrett v = 21844, shift 28
  * Ranges: inclusive [lo, hi], proven by nttgen's interval analysis for every input in
  *         the stated input range. "times beta^-1": the Montgomery factor.
@@ -21,21 +23,21 @@
  *       coefficient reductions: 768
  *   nttgen_newhope512_rvv256_basemul: base multiplication: r = a o b * beta^-1
  *       a in [-16382, 16382], b in [-16382, 16382] -> r in [-10239, 10239]
- *       ops: load 32, store 16, montmul_var 16
+ *       ops: load 16, store 8, montmul_var 8
  *   nttgen_newhope512_rvv256_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
  *       a in [-16382, 16382], b in [-16382, 16382] -> r in [-6144, 6144]
- *       ops: load 32, store 16, montmul_var 16, barrett 16
+ *       ops: load 16, store 8, montmul_var 8, barrett 8
  *       coefficient reductions: 512
  *   nttgen_newhope512_rvv256_basemul_cache: multiplication cache of b, for basemul_acc_cached: what
  *     every product by b would recompute (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1
  *     mod beta)
  *       b in [-16382, 16382] -> cache in [-32768, 32767]
- *       ops: load 16, store 16, mullo 16, const 16
+ *       ops: load 8, store 8, mullo 8, const 8
  *   nttgen_newhope512_rvv256_basemul_acc_cached: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1
  *     pairs, given the caches of the b_i (basemul_cache), stored one after another
  *       a in [-12288, 12288], b in [-16382, 16382], cache in [-32768, 32767] -> r in [-6144, 6144]
- *       ops: load 32, store 16, montmul_var 16, barrett 16
+ *       ops: load 16, store 8, montmul_var 8, barrett 8
  *       coefficient reductions: 512
  *   nttgen_newhope512_rvv256_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-12288, 12288] -> a in [-7546, 7546]
@@ -108,7 +110,7 @@ void nttgen_newhope512_rvv256_ntt(int16_t a[512]);
  * r[512]: on exit in [-10239, 10239]
  * a[512]: on entry in [-16382, 16382]
  * b[512]: on entry in [-16382, 16382]
- * Ops per call: load 32, store 16, montmul_var 16
+ * Ops per call: load 16, store 8, montmul_var 8
  */
 void nttgen_newhope512_rvv256_basemul(int16_t r[512], const int16_t a[512], const int16_t b[512]);
 
@@ -121,7 +123,7 @@ void nttgen_newhope512_rvv256_basemul(int16_t r[512], const int16_t a[512], cons
  * a[512 x k]: on entry in [-16382, 16382]
  * b[512 x k]: on entry in [-16382, 16382]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 32, store 16, montmul_var 16, barrett 16
+ * Ops per call: load 16, store 8, montmul_var 8, barrett 8
  */
 void nttgen_newhope512_rvv256_basemul_acc(int16_t r[512], const int16_t *a, const int16_t *b,
                                           size_t k);
@@ -134,7 +136,7 @@ void nttgen_newhope512_rvv256_basemul_acc(int16_t r[512], const int16_t *a, cons
  * Output: cache: this ISA's layout (n/2 entries for degree-2 factors, n for a complete NTT)
  * cache[512]: on exit in [-32768, 32767]
  * b[512]: on entry in [-16382, 16382]
- * Ops per call: load 16, store 16, mullo 16, const 16
+ * Ops per call: load 8, store 8, mullo 8, const 8
  */
 void nttgen_newhope512_rvv256_basemul_cache(int16_t cache[512], const int16_t b[512]);
 
@@ -149,7 +151,7 @@ void nttgen_newhope512_rvv256_basemul_cache(int16_t cache[512], const int16_t b[
  * b[512 x k]: on entry in [-16382, 16382]
  * cache[512 x k]: on entry in [-32768, 32767]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 32, store 16, montmul_var 16, barrett 16
+ * Ops per call: load 16, store 8, montmul_var 8, barrett 8
  */
 void nttgen_newhope512_rvv256_basemul_acc_cached(int16_t r[512], const int16_t *a, const int16_t *b,
                                                  const int16_t *cache, size_t k);

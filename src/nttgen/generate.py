@@ -10,14 +10,15 @@ from typing import TypeVar
 
 from .build import cache_dir
 from .build_cache import GENERATION_CACHE, stored
+from .dsl.ir import Call, Function, walk
 from .emit.files import FileWriter, GeneratedFiles
 from .emit.isa import isa_class
 from .emit.names import Names, default_names
 from .errors import IsaUnavailableError
 from .plan.layout import simd_plan
-from .programs.kernels import BuildConfig, KernelSet, build_kernels
+from .programs.kernels import BuildConfig, KernelSet, RingContract, build_kernels
 from .rings import PRESETS, Ring
-from .tuning import ISA_DEFAULTS, TUNED
+from .tuning import ISA_DEFAULTS, PRODUCT_GROUPS, TUNED
 
 
 def default_config(ring: Ring, isa: str) -> BuildConfig:
@@ -161,11 +162,55 @@ def kernel_set(ring: Ring, isa: str) -> KernelSet:
     portable C's publishes the ring's contract and every other ISA's meets it
     (:class:`~nttgen.programs.kernels.RingContract`), so that every ISA of the ring accepts
     and leaves the same ranges."""
+    if isa == "c":
+        return _stored("kernel_set", ring, isa, lambda: build_kernel_set(ring, isa))
+    contract = kernel_set(ring, "c").published
+    return _stored("kernel_set", ring, isa, lambda: build_kernel_set(ring, isa, contract))
+
+
+def build_kernel_set(ring: Ring, isa: str, contract: RingContract | None = None) -> KernelSet:
+    """The kernel set of ``ring`` on ``isa`` built afresh (:func:`kernel_set` caches it): the
+    portable C's publishes the ring's contract; any other ISA's meets ``contract`` (the
+    portable C's published one) and may run its products on another backend's register
+    groups (:func:`_with_guest_products`)."""
     config = default_config(ring, isa)
     if isa == "c":
-        return _stored("kernel_set", ring, isa, lambda: build_kernels(ring, config, reference=True))
-    contract = kernel_set(ring, "c").published
-    return _stored("kernel_set", ring, isa, lambda: build_kernels(ring, config, contract))
+        return build_kernels(ring, config, reference=True)
+    return _with_guest_products(ring, isa, build_kernels(ring, config, contract))
+
+
+GUEST_PRODUCTS = ("basemul", "basemul_acc", "basemul_cache", "basemul_acc_cached")
+"""The entry points of a complete NTT that :data:`nttgen.tuning.PRODUCT_GROUPS` may build for
+another backend: element-wise products, the same in every memory order."""
+
+
+def _with_guest_products(ring: Ring, isa: str, ks: KernelSet) -> KernelSet:
+    """``ks`` with the base multiplications of a complete NTT built for the backend
+    :data:`~nttgen.tuning.PRODUCT_GROUPS` names for ``isa`` (where it holds the ring), which
+    then emits them into ``isa``'s file. They meet the same ring contract as every other
+    ISA's, so the set's transforms feed them and take their results as before. A function of
+    the set that calls one of them (a polymul that is not fused) keeps calling its own, which
+    stays in the file as a static helper (``<name>_inner``)."""
+    guest = PRODUCT_GROUPS.get(isa)
+    if guest is None or ring.base_degree != 1 or isa_class(guest[0]).unsupported(ring.n, ring.lane):
+        return ks
+    other, changes = guest
+    config = replace(default_config(ring, other), **changes)
+    products = build_kernels(ring, config, ks.contract)
+    callees = {
+        s.callee.name for f in ks.functions.values() for s in walk(f.body) if isinstance(s, Call)
+    }
+    functions: dict[str, Function] = {}
+    for name, fn in ks.functions.items():
+        if name in GUEST_PRODUCTS:
+            if name in callees:  # defined before its callers, as every C function must be
+                fn.name, fn.internal = f"{name}_inner", True
+                functions[fn.name] = fn
+            fn = products.functions[name]
+            ks.guests[name] = other
+        functions[name] = fn
+    ks.functions = functions
+    return ks
 
 
 def file_writer(ring: Ring, isa: str, names: Names | None = None) -> FileWriter:

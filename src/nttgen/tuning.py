@@ -178,6 +178,23 @@ TUNED: dict[tuple[str, str], dict[str, object]] = {
 }
 
 
+PRODUCT_GROUPS: dict[str, tuple[str, dict[str, object]]] = {
+    "rvv128": ("rvv128m4", {"wide_sums": False}),
+    "rvv256": ("rvv256m4", {"wide_sums": False}),
+}
+"""The backend (and its configuration's changes) whose register groups run the base
+multiplications of a complete NTT, per ISA. They multiply element by element, so they work
+in any memory order, and a larger group saves pointer arithmetic and loop overhead without
+the spills it brings to the transforms. RVV at LMUL 4 summing in lanes (the double-width sums
+of LMUL 4 spilled 2 registers), QEMU instructions per call (vector work, see
+:mod:`nttgen.bench.icount`), 2026-11-28, LMUL 2 -> 4: VLEN 128, ML-DSA basemul 361 (617) ->
+185 (569), basemul_acc k = 3 1,294 (2,478) -> 825 (2,185), k = 5 1,806 (3,502) -> 1,209
+(3,337); NewHope-512 361 (617) -> 186 (570), k = 3 1,407 (2,335) -> 817 (2,177); VLEN 256,
+ML-DSA 185 (313) -> 98 (290), k = 3 678 (1,270) -> 438 (1,118); NewHope-512 k = 5 1,232
+(2,112) -> 700 (1,972). LMUL 8 executes fewer still (ML-DSA basemul at VLEN 128: 98) but its
+sums spill."""
+
+
 # --------------------------------------------------------------------------- NTRU Prime
 # The NTRU Prime programs' variants each ISA runs (fields of
 # nttgen.programs.ntru_config.NtruConfig; a field left out keeps its default), with the

@@ -429,7 +429,7 @@ class CEmitter:
             if p.per_param is not None:
                 length = C.Bin("*", C.Name(p.per_param.name), C.Int(p.length))
             args = (C.Name(p.name), length, C.Int(lo), C.Int(hi))
-            checks.append(C.ExprStmt(C.Call(self.isa.helper("assert_range"), args)))
+            checks.append(C.ExprStmt(C.Call(self.isa.ctx.range_check, args)))
         if not checks:
             return []
         return [C.PP(f"#ifdef {self.isa.ctx.macro(DEBUG_MACRO)}"), *checks, C.PP("#endif")]

@@ -29,6 +29,7 @@ from .c_emit import (
     broadcast_tables,
 )
 from .c_macros import attribute_macro, gcc_opaque_macro, opaque_macro
+from .isa import isa_class
 from .isa.base import EmitContext, Isa
 from .names import Names, default_names
 from .strip_emit import StripEmitter, is_strip_mined
@@ -209,6 +210,15 @@ class CFileWriter:
                     self._tables[t.lane.bits, t.values] = f"{self.prefix}_{fn.name}_{t.name}"
                     self._unique.append((fn, t))
 
+    def isa_of(self, name: str) -> Isa:
+        """The backend that emits function ``name``."""
+        del name
+        return self.isa
+
+    def backends(self) -> list[Isa]:
+        """Every backend that emits a function of the file, the file's first."""
+        return [self.isa]
+
     def entry_points(self) -> list[tuple[str, Function]]:
         """The exported functions (internal helpers are static and undocumented in the .h)."""
         return [(n, f) for n, f in self.functions.items() if not f.internal]
@@ -287,7 +297,7 @@ class CFileWriter:
         )
         fn = C.FuncDef(
             "void",
-            self.isa.helper("assert_range"),
+            self.isa.ctx.range_check,
             (
                 C.Param(f"const {elem}", "*p"),
                 C.Param("size_t", "len"),
@@ -388,14 +398,14 @@ class CFileWriter:
         kernels: list[C.Top] = []
         for name, fn in self.functions.items():
             kernels.append(C.Blank())
-            emitter = StripEmitter if is_strip_mined(fn, self.isa) else CEmitter
+            isa = self.isa_of(name)
+            emitter = StripEmitter if is_strip_mined(fn, isa) else CEmitter
             kernels.append(
-                emitter(
-                    fn, self.isa, self.c_name, self.table_name, self._function_doc(name, fn)
-                ).emit()
+                emitter(fn, isa, self.c_name, self.table_name, self._function_doc(name, fn)).emit()
             )
-        for h in _used_helpers(self.isa.helpers(), kernels):
-            u.items += [C.Blank(), h]
+        for isa in self.backends():
+            for h in _used_helpers(isa.helpers(), kernels):
+                u.items += [C.Blank(), h]
         for fn, t in self._unique:
             u.items.append(C.Blank())
             u.items.append(
@@ -533,11 +543,26 @@ class FileWriter(CFileWriter):
         self.native_order_is_standard = ks.order.is_identity
         self.prefix = prefix or prefix_of(ks, isa_cls.name, names)
         self.isa = isa_cls(EmitContext(ks.arith, self.prefix, ks.config.shuffles, names.macros))
+        self.guest_isas: dict[str, Isa] = {}
+        for other in sorted(set(ks.guests.values())):
+            helpers = f"{self.prefix}_{other}"
+            ctx = EmitContext(ks.arith, self.prefix, macros=names.macros, helpers=helpers)
+            self.guest_isas[other] = isa_class(other)(ctx)
         self.command = command
         self.stem = self.prefix
         self.functions = ks.functions
         self.costs = {name: self._costs(fn) for name, fn in ks.functions.items()}
         self._register_tables()
+
+    def isa_of(self, name: str) -> Isa:
+        """The backend that emits function ``name``: the file's, or where the kernel set built
+        it for another (:attr:`~nttgen.programs.kernels.KernelSet.guests`), that one."""
+        other = self.ks.guests.get(name)
+        return self.isa if other is None else self.guest_isas[other]
+
+    def backends(self) -> list[Isa]:
+        """The file's backend, then those that emit some of its functions."""
+        return [self.isa, *self.guest_isas.values()]
 
     def _costs(self, fn: Function) -> dict[str, int]:
         scalars = {p.name: 1 for p in fn.params if isinstance(p, ScalarParam)}
@@ -576,6 +601,11 @@ class FileWriter(CFileWriter):
         lines += [
             f"ISA:    {self.isa.title}; {lanes_text(self.isa, ks.config.lanes)} of "
             f"{ring.lane.bits} bits per value",
+            *(
+                f"        {', '.join(n for n, o in ks.guests.items() if o == other)}: "
+                f"{lanes_text(isa, type(isa).lanes_for(ring.lane))} ({isa.title})"
+                for other, isa in self.guest_isas.items()
+            ),
             f"Lanes:  beta = 2^{ring.lane.bits}; q^-1 mod beta = {ar.qinv}; beta mod q = "
             f"{ar.mont}; Barrett v = {ar.barrett_v}, shift {ar.lane.bits + ar.barrett_k}",
             "Ranges: inclusive [lo, hi], proven by nttgen's interval analysis for every input in",
@@ -586,4 +616,10 @@ class FileWriter(CFileWriter):
     def _manifest_sections(self) -> tuple[dict[str, object], dict[str, object]]:
         """The ISA's native NTT-domain order, after ``arith``."""
         order = self.ks.order
-        return {}, {"native_order": list(order.perm), "native_order_is_standard": order.is_identity}
+        after: dict[str, object] = {
+            "native_order": list(order.perm),
+            "native_order_is_standard": order.is_identity,
+        }
+        if self.ks.guests:  # the entry points another backend's register groups run
+            after["emitted_by"] = dict(self.ks.guests)
+        return {}, after

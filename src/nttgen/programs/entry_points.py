@@ -80,6 +80,12 @@ OP_INFO: dict[str, OpInfo] = {
         "a: coefficients in the standard order",
         "r: NTT domain in this ISA's native order",
     ),
+    "basemul_inner": OpInfo(
+        "r <- a o b in this ISA's own register groups (polymul's helper where the entry point"
+        " runs on larger ones)",
+        "a, b: NTT domain, native order",
+        "r: NTT domain, native order, times beta^-1",
+    ),
     "intt_reduce": OpInfo(
         "inverse NTT times beta, reduced to [0, q) (polymul's helper)",
         "a: NTT domain, native order",

@@ -160,6 +160,9 @@ class KernelSet:
     contract: RingContract | None = None
     reference: bool = False
     published: RingContract | None = None
+    guests: dict[str, str] = field(default_factory=dict)
+    """Entry points built for another backend of the same machine and emitted by it (name ->
+    that ISA's name): see :func:`nttgen.generate.kernel_set`."""
 
     def _owed(self, op: str, buffer: str) -> Range | None:
         """The output range the ring's contract holds ``op`` to (None: no contract); the

@@ -24,10 +24,20 @@ class EmitContext:
     prefix: str
     shuffles: str = "default"  # the shuffle style, for ISAs that offer several
     macros: str = "NTTGEN"  # what starts every macro of the file (see nttgen.emit.names)
+    # what starts the names of the backend's helpers (default: ``prefix``); a second backend
+    # emitting some functions of the same file (its register groups of another size) has its
+    # own, so that its helpers of other vector types stand beside the file's
+    helpers: str = ""
 
     def macro(self, name: str) -> str:
         """The file's macro ``name`` (``DEBUG`` -> ``NTTGEN_DEBUG``)."""
         return f"{self.macros}_{name}"
+
+    @property
+    def range_check(self) -> str:
+        """The name of the file's range assertion of debug builds (one per file, whichever
+        backend emits a function)."""
+        return f"{self.prefix}_assert_range"
 
     @property
     def lane(self) -> LaneType:
@@ -215,7 +225,7 @@ class Isa(ABC):
 
     def helper(self, name: str) -> str:
         """The file-scope name of a helper function of this backend."""
-        return f"{self.ctx.prefix}_{name}"
+        return f"{self.ctx.helpers or self.ctx.prefix}_{name}"
 
     @abstractmethod
     def helpers(self) -> list[C.Top]:

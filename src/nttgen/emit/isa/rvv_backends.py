@@ -290,7 +290,8 @@ LMUL 4 and 8 cut the instructions further but do more vector work (ML-KEM ntt at
 430 instructions and 1,417 work at LMUL 4, 393 and 1,891 at LMUL 8: whole-register moves,
 register groups loaded to use part of them). A core that issues one instruction per cycle into
 a vector unit as wide as VLEN needs about the larger of the two counts in cycles, so LMUL 2 is
-the default; ``m1`` names keep LMUL 1."""
+the default; ``m1`` names keep LMUL 1. A complete NTT's element-wise base multiplications run
+at LMUL 4 inside the same files (:data:`nttgen.tuning.PRODUCT_GROUPS`)."""
 
 AGNOSTIC_DEFAULT_LMUL = 1
 """The register-group size of ``rvv`` without ``m<LMUL>``. Its strip-mined loops at LMUL 2 do
