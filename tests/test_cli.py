@@ -66,6 +66,11 @@ def test_verify_passes() -> None:
         (["frobnicate"], "invalid choice"),
         (["generate", "--ring", "mlkem"], "required: -o/--output"),
         (["generate", "--n", "x", "--q", "3", "-o", "x"], "invalid int value"),
+        (
+            ["generate", "--ring", "mlkem", "--ring", "mldsa", "-o", "x"],
+            "--ring takes one value, given mlkem and mldsa",
+        ),
+        (["bench", "--n", "256", "--n", "512", "--q", "7681"], "--n takes one value"),
     ],
 )
 def test_errors_are_one_line_and_nonzero(args: list[str], message: str) -> None:

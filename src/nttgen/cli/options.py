@@ -42,16 +42,39 @@ class Parser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
+class Once(argparse.Action):
+    """An option that takes one value: given twice, the command stops with a usage error
+    instead of keeping the last value silently."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: object,
+        option_string: str | None = None,
+    ) -> None:
+        before = getattr(namespace, self.dest, None)
+        if before is not None:
+            parser.error(f"{option_string} takes one value, given {before} and {values}")
+        setattr(namespace, self.dest, values)
+
+
 def add_ring_args(p: argparse.ArgumentParser, many: bool) -> None:
     help_ring = "preset name (see 'nttgen list'), or n<N>_q<Q> / p<P>_q<Q> for a custom ring"
     if many:
         p.add_argument("--ring", action="append", help=help_ring + "; repeatable; 'all' = presets")
     else:
-        p.add_argument("--ring", help=help_ring)
-    p.add_argument("--n", type=int, help="custom ring x^n + 1 (n a power of two; with --q)")
-    p.add_argument("--q", type=int, help="custom ring: the prime modulus q")
-    p.add_argument("--f", help="custom NTRU Prime ring: the modulus 'x^p - x - 1' (with --q)")
-    p.add_argument("--lane-bits", type=int, choices=(16, 32), help="force 16- or 32-bit lanes")
+        p.add_argument("--ring", action=Once, help=help_ring + "; one (--presets: all of them)")
+    p.add_argument(
+        "--n", type=int, action=Once, help="custom ring x^n + 1 (n a power of two; with --q)"
+    )
+    p.add_argument("--q", type=int, action=Once, help="custom ring: the prime modulus q")
+    p.add_argument(
+        "--f", action=Once, help="custom NTRU Prime ring: the modulus 'x^p - x - 1' (with --q)"
+    )
+    p.add_argument(
+        "--lane-bits", type=int, choices=(16, 32), action=Once, help="force 16- or 32-bit lanes"
+    )
     p.add_argument(
         "--pipeline",
         action="append",
