@@ -16,6 +16,7 @@ from .emit.isa import isa_class
 from .emit.names import Names, default_names
 from .errors import IsaUnavailableError
 from .plan.layout import simd_plan
+from .programs.entry_points import OP_INFO
 from .programs.kernels import BuildConfig, KernelSet, RingContract, build_kernels
 from .rings import PRESETS, Ring
 from .tuning import ISA_DEFAULTS, PRODUCT_GROUPS, TUNED
@@ -204,6 +205,7 @@ def _with_guest_products(ring: Ring, isa: str, ks: KernelSet) -> KernelSet:
     for name, fn in ks.functions.items():
         if name in GUEST_PRODUCTS:
             if name in callees:  # defined before its callers, as every C function must be
+                assert f"{name}_inner" in OP_INFO, f"{name} is called: document {name}_inner"
                 fn.name, fn.internal = f"{name}_inner", True
                 functions[fn.name] = fn
             fn = products.functions[name]
