@@ -1,6 +1,7 @@
-"""The compiler-dependent macros a generated .c file defines before its kernels, each only
-where the includer has not defined it already: attributes for gcc and clang, and the empty asm
-statements that hide a table pointer from the compiler."""
+"""What a generated .c file defines before its kernels: the compiler-dependent macros, each only
+where the includer has not defined it already (attributes for gcc and clang, and the empty asm
+statements that hide a table pointer from the compiler), and the range assertion of debug
+builds."""
 
 from __future__ import annotations
 
@@ -45,3 +46,43 @@ def attribute_macro(macro: str, attribute: str) -> list[C.Top]:
     """``#define macro __attribute__((attribute))`` for gcc and clang, empty for other
     compilers (the attributes only help speed), unless the includer defined it already."""
     return gnu_macro(macro, f"__attribute__(({attribute}))")
+
+
+def range_check_helper(name: str, debug_macro: str, elem: str) -> list[C.Top]:
+    """The function ``name(p, len, lo, hi)`` that debug builds (``debug_macro`` defined) call at
+    every entry and exit: it asserts that the ``elem`` values p[0..len) lie in [lo, hi]. Not
+    constant time: it exists to catch contract violations while developing."""
+    p, i = C.Name("p"), C.Name("i")
+    body = (
+        C.For(
+            "i",
+            C.Bin("<", i, C.Name("len")),
+            (
+                C.ExprStmt(C.Call("assert", (C.Bin(">=", C.Index(p, i), C.Name("lo")),))),
+                C.ExprStmt(C.Call("assert", (C.Bin("<=", C.Index(p, i), C.Name("hi")),))),
+            ),
+        ),
+    )
+    fn = C.FuncDef(
+        "void",
+        name,
+        (
+            C.Param(f"const {elem}", "*p"),
+            C.Param("size_t", "len"),
+            C.Param("int64_t", "lo"),
+            C.Param("int64_t", "hi"),
+        ),
+        body,
+        storage="static",
+        doc=(
+            f"{debug_macro} builds only: asserts that p[0..len) lies in [lo, hi], the",
+            "contract the interval analysis proved. Not constant time; never in release.",
+        ),
+    )
+    return [
+        C.Directive(f"#ifdef {debug_macro}"),
+        C.Directive("#include <assert.h>"),
+        C.Blank(),
+        fn,
+        C.Directive("#endif"),
+    ]

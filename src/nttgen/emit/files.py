@@ -28,7 +28,7 @@ from .c_emit import (
     CEmitter,
     broadcast_tables,
 )
-from .c_macros import attribute_macro, gcc_opaque_macro, opaque_macro
+from .c_macros import attribute_macro, gcc_opaque_macro, opaque_macro, range_check_helper
 from .isa import isa_class
 from .isa.base import EmitContext, Isa
 from .names import Names, default_names
@@ -280,44 +280,9 @@ class CFileWriter:
         return [C.Blank(), *self._debug_helper()]
 
     def _debug_helper(self) -> list[C.Top]:
-        """The range assertion debug builds call at every entry and exit (not constant time:
-        it exists to catch contract violations while developing)."""
-        elem = self.lane_c_type
-        debug = self.isa.ctx.macro(DEBUG_MACRO)
-        p, i = C.Name("p"), C.Name("i")
-        body = (
-            C.For(
-                "i",
-                C.Bin("<", i, C.Name("len")),
-                (
-                    C.ExprStmt(C.Call("assert", (C.Bin(">=", C.Index(p, i), C.Name("lo")),))),
-                    C.ExprStmt(C.Call("assert", (C.Bin("<=", C.Index(p, i), C.Name("hi")),))),
-                ),
-            ),
-        )
-        fn = C.FuncDef(
-            "void",
-            self.isa.ctx.range_check,
-            (
-                C.Param(f"const {elem}", "*p"),
-                C.Param("size_t", "len"),
-                C.Param("int64_t", "lo"),
-                C.Param("int64_t", "hi"),
-            ),
-            body,
-            storage="static",
-            doc=(
-                f"{debug} builds only: asserts that p[0..len) lies in [lo, hi], the",
-                "contract the interval analysis proved. Not constant time; never in release.",
-            ),
-        )
-        return [
-            C.Directive(f"#ifdef {debug}"),
-            C.Directive("#include <assert.h>"),
-            C.Blank(),
-            fn,
-            C.Directive("#endif"),
-        ]
+        """The range assertion debug builds call at every entry and exit."""
+        ctx = self.isa.ctx
+        return range_check_helper(ctx.range_check, ctx.macro(DEBUG_MACRO), self.lane_c_type)
 
     # ----------------------------------------------------------------- documentation
     def _opening(self, kind: str) -> tuple[str, ...]:
