@@ -118,6 +118,36 @@ def test_group_sizes_follow_the_bounds(name: str, isa: str, group: int, wide: bo
     assert _group(fn, ks.config.products_outer) == group
 
 
+def _group_loops(body: list, depth: int = 0) -> list[int]:  # type: ignore[type-arg]
+    """The loop depth of each loop over groups (a runtime count in steps of G) in ``body``."""
+    found = []
+    for s in body:
+        if isinstance(s, Loop):
+            if s.count.param is not None and s.count.step > 1:
+                found.append(depth)
+            found += _group_loops(s.body, depth + 1)
+    return found
+
+
+@pytest.mark.parametrize(
+    "name,isa,top",
+    [
+        ("mldsa", "avx2", True),  # G = 16: every scheme's k is one group
+        ("mldsa", "neon", True),
+        ("mlkem", "avx2", False),  # G = 3: k = 4 is common, the groups stay in registers
+        ("newhope512", "neon", False),
+    ],
+)
+def test_large_groups_leave_the_loop_over_chunks(name: str, isa: str, top: bool) -> None:
+    """Where one group holds every k the schemes use, the later groups are passes over r
+    after the loop over chunks (outermost), not a loop nested in it."""
+    ks = kernel_set(get_ring(name), isa)
+    for op in ("basemul_acc", "basemul_acc_cached"):
+        depths = _group_loops(ks.functions[op].body)
+        assert depths, op
+        assert all((d == 0) == top for d in depths), (op, depths)
+
+
 def test_reductions_happen_once_per_group() -> None:
     """Per coefficient, ML-DSA's AVX2 inner product reduces once for any k up to its group
     (16), where one reduction per product was needed before grouping."""

@@ -139,7 +139,7 @@ void nttgen_mldsa_basemul_cache(int32_t cache[256], const int32_t b[256]);
  *
  * Input:  a, b: k polynomials each, NTT domain, native order; cache: their k caches
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[256]: on exit in [-4190208, 4190208] (any ISA)
+ * r[256]: on exit in [-8377400, 8377400] (any ISA)
  * a[256 x k]: on entry in [-8380416, 8380416] (every ISA)
  * b[256 x k]: on entry in [-134121127, 134121127] (every ISA)
  * cache[256 x k]: on entry in [-2147483648, 2147483647] (every ISA)

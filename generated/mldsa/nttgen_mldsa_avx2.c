@@ -36,9 +36,8 @@
  *   nttgen_mldsa_avx2_basemul_acc_cached: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs, given
  *     the caches of the b_i (basemul_cache), stored one after another
  *       a in [-8380416, 8380416], b in [-134121127, 134121127], cache in [-2147483648, 2147483647]
- *         -> r in [-4190208, 4190208]
- *       ops: load 64, store 32, barrett 32, mredw 32, mulw 32
- *       coefficient reductions: 256
+ *         -> r in [-8377400, 8377400]
+ *       ops: load 64, store 32, mredw 32, mulw 32
  *   nttgen_mldsa_avx2_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-8380416, 8380416] -> a in [-4190208, 4190208]
  *       ops: load 222, store 64, add 128, sub 128, shoupmul 144, barrett 32, shuffle 48, const 32
@@ -976,17 +975,21 @@ void nttgen_mldsa_avx2_basemul_acc(int32_t r[256], const int32_t *a, const int32
         }
         const __m256i r_0 = nttgen_mldsa_avx2_mredw(w_4, w_5);
         const __m256i r_1 = nttgen_mldsa_avx2_mredw(w_6, w_7);
-        __m256i acc_0 = r_0;
-        __m256i acc_1 = r_1;
-        for (size_t g_0 = 0; (16 * g_0 + 16) < k; ++g_0) {
+        const __m256i red_0 = nttgen_mldsa_avx2_barrett(r_0);
+        const __m256i red_1 = nttgen_mldsa_avx2_barrett(r_1);
+        _mm256_storeu_si256((__m256i *)&r[i_0 * 16], red_0);
+        _mm256_storeu_si256((__m256i *)(&r[i_0 * 16] + 8), red_1);
+    }
+    for (size_t g_0 = 0; (16 * g_0 + 16) < k; ++g_0) {
+        for (size_t i_2 = 0; i_2 < 16; ++i_2) {
             const __m256i a_4 =
-                _mm256_loadu_si256((const __m256i *)(&a[g_0 * 4096 + i_0 * 16] + 4096));
+                _mm256_loadu_si256((const __m256i *)(&a[g_0 * 4096 + i_2 * 16] + 4096));
             const __m256i b_4 =
-                _mm256_loadu_si256((const __m256i *)(&b[g_0 * 4096 + i_0 * 16] + 4096));
+                _mm256_loadu_si256((const __m256i *)(&b[g_0 * 4096 + i_2 * 16] + 4096));
             const __m256i a_5 =
-                _mm256_loadu_si256((const __m256i *)(&a[g_0 * 4096 + i_0 * 16] + 4104));
+                _mm256_loadu_si256((const __m256i *)(&a[g_0 * 4096 + i_2 * 16] + 4104));
             const __m256i b_5 =
-                _mm256_loadu_si256((const __m256i *)(&b[g_0 * 4096 + i_0 * 16] + 4104));
+                _mm256_loadu_si256((const __m256i *)(&b[g_0 * 4096 + i_2 * 16] + 4104));
             const __m256i pin_8 = nttgen_mldsa_avx2_keep(a_4);
             const __m256i pin_9 = nttgen_mldsa_avx2_keep(b_4);
             const __m256i w_16 = _mm256_mul_epi32(pin_8, pin_9);
@@ -1001,15 +1004,15 @@ void nttgen_mldsa_avx2_basemul_acc(int32_t r[256], const int32_t *a, const int32
             __m256i w_21 = w_17;
             __m256i w_22 = w_18;
             __m256i w_23 = w_19;
-            for (size_t i_2 = 0; (i_2 < 15) & ((i_2 + (g_0 * 16 + 17)) < k); ++i_2) {
+            for (size_t i_3 = 0; (i_3 < 15) & ((i_3 + (g_0 * 16 + 17)) < k); ++i_3) {
                 const __m256i a_6 = _mm256_loadu_si256(
-                    (const __m256i *)(&a[g_0 * 4096 + i_2 * 256 + i_0 * 16] + 4352));
+                    (const __m256i *)(&a[g_0 * 4096 + i_3 * 256 + i_2 * 16] + 4352));
                 const __m256i b_6 = _mm256_loadu_si256(
-                    (const __m256i *)(&b[g_0 * 4096 + i_2 * 256 + i_0 * 16] + 4352));
+                    (const __m256i *)(&b[g_0 * 4096 + i_3 * 256 + i_2 * 16] + 4352));
                 const __m256i a_7 = _mm256_loadu_si256(
-                    (const __m256i *)(&a[g_0 * 4096 + i_2 * 256 + i_0 * 16] + 4360));
+                    (const __m256i *)(&a[g_0 * 4096 + i_3 * 256 + i_2 * 16] + 4360));
                 const __m256i b_7 = _mm256_loadu_si256(
-                    (const __m256i *)(&b[g_0 * 4096 + i_2 * 256 + i_0 * 16] + 4360));
+                    (const __m256i *)(&b[g_0 * 4096 + i_3 * 256 + i_2 * 16] + 4360));
                 const __m256i pin_12 = nttgen_mldsa_avx2_keep(a_6);
                 const __m256i pin_13 = nttgen_mldsa_avx2_keep(b_6);
                 const __m256i w_24 = _mm256_mul_epi32(pin_12, pin_13);
@@ -1029,19 +1032,17 @@ void nttgen_mldsa_avx2_basemul_acc(int32_t r[256], const int32_t *a, const int32
                 w_22 = w_30;
                 w_23 = w_31;
             }
+            const __m256i acc_0 = _mm256_loadu_si256((const __m256i *)&r[i_2 * 16]);
+            const __m256i acc_1 = _mm256_loadu_si256((const __m256i *)(&r[i_2 * 16] + 8));
             const __m256i r_2 = nttgen_mldsa_avx2_mredw(w_20, w_21);
             const __m256i r_3 = nttgen_mldsa_avx2_mredw(w_22, w_23);
-            const __m256i red_0 = nttgen_mldsa_avx2_barrett(acc_0);
-            const __m256i acc_2 = _mm256_add_epi32(red_0, r_2);
-            acc_0 = acc_2;
-            const __m256i red_1 = nttgen_mldsa_avx2_barrett(acc_1);
-            const __m256i acc_3 = _mm256_add_epi32(red_1, r_3);
-            acc_1 = acc_3;
+            const __m256i acc_2 = _mm256_add_epi32(acc_0, r_2);
+            const __m256i acc_3 = _mm256_add_epi32(acc_1, r_3);
+            const __m256i red_2 = nttgen_mldsa_avx2_barrett(acc_2);
+            const __m256i red_3 = nttgen_mldsa_avx2_barrett(acc_3);
+            _mm256_storeu_si256((__m256i *)&r[i_2 * 16], red_2);
+            _mm256_storeu_si256((__m256i *)(&r[i_2 * 16] + 8), red_3);
         }
-        const __m256i red_2 = nttgen_mldsa_avx2_barrett(acc_0);
-        const __m256i red_3 = nttgen_mldsa_avx2_barrett(acc_1);
-        _mm256_storeu_si256((__m256i *)&r[i_0 * 16], red_2);
-        _mm256_storeu_si256((__m256i *)(&r[i_0 * 16] + 8), red_3);
     }
 #ifdef NTTGEN_DEBUG
     nttgen_mldsa_avx2_assert_range(r, 256, -4190208, 4190208);
@@ -1079,12 +1080,12 @@ void nttgen_mldsa_avx2_basemul_cache(int32_t cache[256], const int32_t b[256]) {
  *
  * Input:  a, b: k polynomials each, NTT domain, native order; cache: their k caches
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[256]: on exit in [-4190208, 4190208]
+ * r[256]: on exit in [-8377400, 8377400]
  * a[256 x k]: on entry in [-8380416, 8380416]
  * b[256 x k]: on entry in [-134121127, 134121127]
  * cache[256 x k]: on entry in [-2147483648, 2147483647]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 64, store 32, barrett 32, mredw 32, mulw 32
+ * Ops per call: load 64, store 32, mredw 32, mulw 32
  */
 void nttgen_mldsa_avx2_basemul_acc_cached(int32_t r[256], const int32_t *a, const int32_t *b,
                                           const int32_t *cache, size_t k) {
@@ -1143,17 +1144,19 @@ void nttgen_mldsa_avx2_basemul_acc_cached(int32_t r[256], const int32_t *a, cons
         }
         const __m256i r_0 = nttgen_mldsa_avx2_mredw(w_4, w_5);
         const __m256i r_1 = nttgen_mldsa_avx2_mredw(w_6, w_7);
-        __m256i acc_0 = r_0;
-        __m256i acc_1 = r_1;
-        for (size_t g_0 = 0; (16 * g_0 + 16) < k; ++g_0) {
+        _mm256_storeu_si256((__m256i *)&r[i_0 * 16], r_0);
+        _mm256_storeu_si256((__m256i *)(&r[i_0 * 16] + 8), r_1);
+    }
+    for (size_t g_0 = 0; (16 * g_0 + 16) < k; ++g_0) {
+        for (size_t i_2 = 0; i_2 < 16; ++i_2) {
             const __m256i a_4 =
-                _mm256_loadu_si256((const __m256i *)(&a[g_0 * 4096 + i_0 * 16] + 4096));
+                _mm256_loadu_si256((const __m256i *)(&a[g_0 * 4096 + i_2 * 16] + 4096));
             const __m256i b_4 =
-                _mm256_loadu_si256((const __m256i *)(&b[g_0 * 4096 + i_0 * 16] + 4096));
+                _mm256_loadu_si256((const __m256i *)(&b[g_0 * 4096 + i_2 * 16] + 4096));
             const __m256i a_5 =
-                _mm256_loadu_si256((const __m256i *)(&a[g_0 * 4096 + i_0 * 16] + 4104));
+                _mm256_loadu_si256((const __m256i *)(&a[g_0 * 4096 + i_2 * 16] + 4104));
             const __m256i b_5 =
-                _mm256_loadu_si256((const __m256i *)(&b[g_0 * 4096 + i_0 * 16] + 4104));
+                _mm256_loadu_si256((const __m256i *)(&b[g_0 * 4096 + i_2 * 16] + 4104));
             const __m256i pin_8 = nttgen_mldsa_avx2_keep(a_4);
             const __m256i pin_9 = nttgen_mldsa_avx2_keep(b_4);
             const __m256i w_16 = _mm256_mul_epi32(pin_8, pin_9);
@@ -1168,15 +1171,15 @@ void nttgen_mldsa_avx2_basemul_acc_cached(int32_t r[256], const int32_t *a, cons
             __m256i w_21 = w_17;
             __m256i w_22 = w_18;
             __m256i w_23 = w_19;
-            for (size_t i_2 = 0; (i_2 < 15) & ((i_2 + (g_0 * 16 + 17)) < k); ++i_2) {
+            for (size_t i_3 = 0; (i_3 < 15) & ((i_3 + (g_0 * 16 + 17)) < k); ++i_3) {
                 const __m256i a_6 = _mm256_loadu_si256(
-                    (const __m256i *)(&a[g_0 * 4096 + i_2 * 256 + i_0 * 16] + 4352));
+                    (const __m256i *)(&a[g_0 * 4096 + i_3 * 256 + i_2 * 16] + 4352));
                 const __m256i b_6 = _mm256_loadu_si256(
-                    (const __m256i *)(&b[g_0 * 4096 + i_2 * 256 + i_0 * 16] + 4352));
+                    (const __m256i *)(&b[g_0 * 4096 + i_3 * 256 + i_2 * 16] + 4352));
                 const __m256i a_7 = _mm256_loadu_si256(
-                    (const __m256i *)(&a[g_0 * 4096 + i_2 * 256 + i_0 * 16] + 4360));
+                    (const __m256i *)(&a[g_0 * 4096 + i_3 * 256 + i_2 * 16] + 4360));
                 const __m256i b_7 = _mm256_loadu_si256(
-                    (const __m256i *)(&b[g_0 * 4096 + i_2 * 256 + i_0 * 16] + 4360));
+                    (const __m256i *)(&b[g_0 * 4096 + i_3 * 256 + i_2 * 16] + 4360));
                 const __m256i pin_12 = nttgen_mldsa_avx2_keep(a_6);
                 const __m256i pin_13 = nttgen_mldsa_avx2_keep(b_6);
                 const __m256i w_24 = _mm256_mul_epi32(pin_12, pin_13);
@@ -1196,22 +1199,20 @@ void nttgen_mldsa_avx2_basemul_acc_cached(int32_t r[256], const int32_t *a, cons
                 w_22 = w_30;
                 w_23 = w_31;
             }
+            const __m256i acc_0 = _mm256_loadu_si256((const __m256i *)&r[i_2 * 16]);
+            const __m256i acc_1 = _mm256_loadu_si256((const __m256i *)(&r[i_2 * 16] + 8));
             const __m256i r_2 = nttgen_mldsa_avx2_mredw(w_20, w_21);
             const __m256i r_3 = nttgen_mldsa_avx2_mredw(w_22, w_23);
-            const __m256i red_0 = nttgen_mldsa_avx2_barrett(acc_0);
-            const __m256i acc_2 = _mm256_add_epi32(red_0, r_2);
-            acc_0 = acc_2;
-            const __m256i red_1 = nttgen_mldsa_avx2_barrett(acc_1);
-            const __m256i acc_3 = _mm256_add_epi32(red_1, r_3);
-            acc_1 = acc_3;
+            const __m256i acc_2 = _mm256_add_epi32(acc_0, r_2);
+            const __m256i acc_3 = _mm256_add_epi32(acc_1, r_3);
+            const __m256i red_0 = nttgen_mldsa_avx2_barrett(acc_2);
+            const __m256i red_1 = nttgen_mldsa_avx2_barrett(acc_3);
+            _mm256_storeu_si256((__m256i *)&r[i_2 * 16], red_0);
+            _mm256_storeu_si256((__m256i *)(&r[i_2 * 16] + 8), red_1);
         }
-        const __m256i red_2 = nttgen_mldsa_avx2_barrett(acc_0);
-        const __m256i red_3 = nttgen_mldsa_avx2_barrett(acc_1);
-        _mm256_storeu_si256((__m256i *)&r[i_0 * 16], red_2);
-        _mm256_storeu_si256((__m256i *)(&r[i_0 * 16] + 8), red_3);
     }
 #ifdef NTTGEN_DEBUG
-    nttgen_mldsa_avx2_assert_range(r, 256, -4190208, 4190208);
+    nttgen_mldsa_avx2_assert_range(r, 256, -8377400, 8377400);
 #endif
 }
 

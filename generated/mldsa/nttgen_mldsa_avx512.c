@@ -36,9 +36,8 @@
  *   nttgen_mldsa_avx512_basemul_acc_cached: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs,
  *     given the caches of the b_i (basemul_cache), stored one after another
  *       a in [-8380416, 8380416], b in [-134121127, 134121127], cache in [-2147483648, 2147483647]
- *         -> r in [-4190208, 4190208]
- *       ops: load 32, store 16, barrett 16, mredw 16, mulw 16
- *       coefficient reductions: 256
+ *         -> r in [-8377400, 8377400]
+ *       ops: load 32, store 16, mredw 16, mulw 16
  *   nttgen_mldsa_avx512_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-8380416, 8380416] -> a in [-4190208, 4190208]
  *       ops: load 110, store 16, add 64, sub 64, shoupmul 72, barrett 16, shuffle 32, const 16
@@ -981,17 +980,21 @@ void nttgen_mldsa_avx512_basemul_acc(int32_t r[256], const int32_t *a, const int
         }
         const __m512i r_0 = nttgen_mldsa_avx512_mredw(w_4, w_5);
         const __m512i r_1 = nttgen_mldsa_avx512_mredw(w_6, w_7);
-        __m512i acc_0 = r_0;
-        __m512i acc_1 = r_1;
-        for (size_t g_0 = 0; (16 * g_0 + 16) < k; ++g_0) {
+        const __m512i red_0 = nttgen_mldsa_avx512_barrett(r_0);
+        const __m512i red_1 = nttgen_mldsa_avx512_barrett(r_1);
+        _mm512_storeu_si512((__m512i *)&r[i_0 * 32], red_0);
+        _mm512_storeu_si512((__m512i *)(&r[i_0 * 32] + 16), red_1);
+    }
+    for (size_t g_0 = 0; (16 * g_0 + 16) < k; ++g_0) {
+        for (size_t i_2 = 0; i_2 < 8; ++i_2) {
             const __m512i a_4 =
-                _mm512_loadu_si512((const __m512i *)(&a[g_0 * 4096 + i_0 * 32] + 4096));
+                _mm512_loadu_si512((const __m512i *)(&a[g_0 * 4096 + i_2 * 32] + 4096));
             const __m512i b_4 =
-                _mm512_loadu_si512((const __m512i *)(&b[g_0 * 4096 + i_0 * 32] + 4096));
+                _mm512_loadu_si512((const __m512i *)(&b[g_0 * 4096 + i_2 * 32] + 4096));
             const __m512i a_5 =
-                _mm512_loadu_si512((const __m512i *)(&a[g_0 * 4096 + i_0 * 32] + 4112));
+                _mm512_loadu_si512((const __m512i *)(&a[g_0 * 4096 + i_2 * 32] + 4112));
             const __m512i b_5 =
-                _mm512_loadu_si512((const __m512i *)(&b[g_0 * 4096 + i_0 * 32] + 4112));
+                _mm512_loadu_si512((const __m512i *)(&b[g_0 * 4096 + i_2 * 32] + 4112));
             const __m512i pin_8 = nttgen_mldsa_avx512_keep(a_4);
             const __m512i pin_9 = nttgen_mldsa_avx512_keep(b_4);
             const __m512i w_16 = _mm512_mul_epi32(pin_8, pin_9);
@@ -1006,15 +1009,15 @@ void nttgen_mldsa_avx512_basemul_acc(int32_t r[256], const int32_t *a, const int
             __m512i w_21 = w_17;
             __m512i w_22 = w_18;
             __m512i w_23 = w_19;
-            for (size_t i_2 = 0; (i_2 < 15) & ((i_2 + (g_0 * 16 + 17)) < k); ++i_2) {
+            for (size_t i_3 = 0; (i_3 < 15) & ((i_3 + (g_0 * 16 + 17)) < k); ++i_3) {
                 const __m512i a_6 = _mm512_loadu_si512(
-                    (const __m512i *)(&a[g_0 * 4096 + i_2 * 256 + i_0 * 32] + 4352));
+                    (const __m512i *)(&a[g_0 * 4096 + i_3 * 256 + i_2 * 32] + 4352));
                 const __m512i b_6 = _mm512_loadu_si512(
-                    (const __m512i *)(&b[g_0 * 4096 + i_2 * 256 + i_0 * 32] + 4352));
+                    (const __m512i *)(&b[g_0 * 4096 + i_3 * 256 + i_2 * 32] + 4352));
                 const __m512i a_7 = _mm512_loadu_si512(
-                    (const __m512i *)(&a[g_0 * 4096 + i_2 * 256 + i_0 * 32] + 4368));
+                    (const __m512i *)(&a[g_0 * 4096 + i_3 * 256 + i_2 * 32] + 4368));
                 const __m512i b_7 = _mm512_loadu_si512(
-                    (const __m512i *)(&b[g_0 * 4096 + i_2 * 256 + i_0 * 32] + 4368));
+                    (const __m512i *)(&b[g_0 * 4096 + i_3 * 256 + i_2 * 32] + 4368));
                 const __m512i pin_12 = nttgen_mldsa_avx512_keep(a_6);
                 const __m512i pin_13 = nttgen_mldsa_avx512_keep(b_6);
                 const __m512i w_24 = _mm512_mul_epi32(pin_12, pin_13);
@@ -1034,19 +1037,17 @@ void nttgen_mldsa_avx512_basemul_acc(int32_t r[256], const int32_t *a, const int
                 w_22 = w_30;
                 w_23 = w_31;
             }
+            const __m512i acc_0 = _mm512_loadu_si512((const __m512i *)&r[i_2 * 32]);
+            const __m512i acc_1 = _mm512_loadu_si512((const __m512i *)(&r[i_2 * 32] + 16));
             const __m512i r_2 = nttgen_mldsa_avx512_mredw(w_20, w_21);
             const __m512i r_3 = nttgen_mldsa_avx512_mredw(w_22, w_23);
-            const __m512i red_0 = nttgen_mldsa_avx512_barrett(acc_0);
-            const __m512i acc_2 = _mm512_add_epi32(red_0, r_2);
-            acc_0 = acc_2;
-            const __m512i red_1 = nttgen_mldsa_avx512_barrett(acc_1);
-            const __m512i acc_3 = _mm512_add_epi32(red_1, r_3);
-            acc_1 = acc_3;
+            const __m512i acc_2 = _mm512_add_epi32(acc_0, r_2);
+            const __m512i acc_3 = _mm512_add_epi32(acc_1, r_3);
+            const __m512i red_2 = nttgen_mldsa_avx512_barrett(acc_2);
+            const __m512i red_3 = nttgen_mldsa_avx512_barrett(acc_3);
+            _mm512_storeu_si512((__m512i *)&r[i_2 * 32], red_2);
+            _mm512_storeu_si512((__m512i *)(&r[i_2 * 32] + 16), red_3);
         }
-        const __m512i red_2 = nttgen_mldsa_avx512_barrett(acc_0);
-        const __m512i red_3 = nttgen_mldsa_avx512_barrett(acc_1);
-        _mm512_storeu_si512((__m512i *)&r[i_0 * 32], red_2);
-        _mm512_storeu_si512((__m512i *)(&r[i_0 * 32] + 16), red_3);
     }
 #ifdef NTTGEN_DEBUG
     nttgen_mldsa_avx512_assert_range(r, 256, -4190208, 4190208);
@@ -1142,12 +1143,12 @@ void nttgen_mldsa_avx512_basemul_cache(int32_t cache[256], const int32_t b[256])
  *
  * Input:  a, b: k polynomials each, NTT domain, native order; cache: their k caches
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[256]: on exit in [-4190208, 4190208]
+ * r[256]: on exit in [-8377400, 8377400]
  * a[256 x k]: on entry in [-8380416, 8380416]
  * b[256 x k]: on entry in [-134121127, 134121127]
  * cache[256 x k]: on entry in [-2147483648, 2147483647]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 32, store 16, barrett 16, mredw 16, mulw 16
+ * Ops per call: load 32, store 16, mredw 16, mulw 16
  */
 void nttgen_mldsa_avx512_basemul_acc_cached(int32_t r[256], const int32_t *a, const int32_t *b,
                                             const int32_t *cache, size_t k) {
@@ -1206,17 +1207,19 @@ void nttgen_mldsa_avx512_basemul_acc_cached(int32_t r[256], const int32_t *a, co
         }
         const __m512i r_0 = nttgen_mldsa_avx512_mredw(w_4, w_5);
         const __m512i r_1 = nttgen_mldsa_avx512_mredw(w_6, w_7);
-        __m512i acc_0 = r_0;
-        __m512i acc_1 = r_1;
-        for (size_t g_0 = 0; (16 * g_0 + 16) < k; ++g_0) {
+        _mm512_storeu_si512((__m512i *)&r[i_0 * 32], r_0);
+        _mm512_storeu_si512((__m512i *)(&r[i_0 * 32] + 16), r_1);
+    }
+    for (size_t g_0 = 0; (16 * g_0 + 16) < k; ++g_0) {
+        for (size_t i_2 = 0; i_2 < 8; ++i_2) {
             const __m512i a_4 =
-                _mm512_loadu_si512((const __m512i *)(&a[g_0 * 4096 + i_0 * 32] + 4096));
+                _mm512_loadu_si512((const __m512i *)(&a[g_0 * 4096 + i_2 * 32] + 4096));
             const __m512i b_4 =
-                _mm512_loadu_si512((const __m512i *)(&b[g_0 * 4096 + i_0 * 32] + 4096));
+                _mm512_loadu_si512((const __m512i *)(&b[g_0 * 4096 + i_2 * 32] + 4096));
             const __m512i a_5 =
-                _mm512_loadu_si512((const __m512i *)(&a[g_0 * 4096 + i_0 * 32] + 4112));
+                _mm512_loadu_si512((const __m512i *)(&a[g_0 * 4096 + i_2 * 32] + 4112));
             const __m512i b_5 =
-                _mm512_loadu_si512((const __m512i *)(&b[g_0 * 4096 + i_0 * 32] + 4112));
+                _mm512_loadu_si512((const __m512i *)(&b[g_0 * 4096 + i_2 * 32] + 4112));
             const __m512i pin_8 = nttgen_mldsa_avx512_keep(a_4);
             const __m512i pin_9 = nttgen_mldsa_avx512_keep(b_4);
             const __m512i w_16 = _mm512_mul_epi32(pin_8, pin_9);
@@ -1231,15 +1234,15 @@ void nttgen_mldsa_avx512_basemul_acc_cached(int32_t r[256], const int32_t *a, co
             __m512i w_21 = w_17;
             __m512i w_22 = w_18;
             __m512i w_23 = w_19;
-            for (size_t i_2 = 0; (i_2 < 15) & ((i_2 + (g_0 * 16 + 17)) < k); ++i_2) {
+            for (size_t i_3 = 0; (i_3 < 15) & ((i_3 + (g_0 * 16 + 17)) < k); ++i_3) {
                 const __m512i a_6 = _mm512_loadu_si512(
-                    (const __m512i *)(&a[g_0 * 4096 + i_2 * 256 + i_0 * 32] + 4352));
+                    (const __m512i *)(&a[g_0 * 4096 + i_3 * 256 + i_2 * 32] + 4352));
                 const __m512i b_6 = _mm512_loadu_si512(
-                    (const __m512i *)(&b[g_0 * 4096 + i_2 * 256 + i_0 * 32] + 4352));
+                    (const __m512i *)(&b[g_0 * 4096 + i_3 * 256 + i_2 * 32] + 4352));
                 const __m512i a_7 = _mm512_loadu_si512(
-                    (const __m512i *)(&a[g_0 * 4096 + i_2 * 256 + i_0 * 32] + 4368));
+                    (const __m512i *)(&a[g_0 * 4096 + i_3 * 256 + i_2 * 32] + 4368));
                 const __m512i b_7 = _mm512_loadu_si512(
-                    (const __m512i *)(&b[g_0 * 4096 + i_2 * 256 + i_0 * 32] + 4368));
+                    (const __m512i *)(&b[g_0 * 4096 + i_3 * 256 + i_2 * 32] + 4368));
                 const __m512i pin_12 = nttgen_mldsa_avx512_keep(a_6);
                 const __m512i pin_13 = nttgen_mldsa_avx512_keep(b_6);
                 const __m512i w_24 = _mm512_mul_epi32(pin_12, pin_13);
@@ -1259,22 +1262,20 @@ void nttgen_mldsa_avx512_basemul_acc_cached(int32_t r[256], const int32_t *a, co
                 w_22 = w_30;
                 w_23 = w_31;
             }
+            const __m512i acc_0 = _mm512_loadu_si512((const __m512i *)&r[i_2 * 32]);
+            const __m512i acc_1 = _mm512_loadu_si512((const __m512i *)(&r[i_2 * 32] + 16));
             const __m512i r_2 = nttgen_mldsa_avx512_mredw(w_20, w_21);
             const __m512i r_3 = nttgen_mldsa_avx512_mredw(w_22, w_23);
-            const __m512i red_0 = nttgen_mldsa_avx512_barrett(acc_0);
-            const __m512i acc_2 = _mm512_add_epi32(red_0, r_2);
-            acc_0 = acc_2;
-            const __m512i red_1 = nttgen_mldsa_avx512_barrett(acc_1);
-            const __m512i acc_3 = _mm512_add_epi32(red_1, r_3);
-            acc_1 = acc_3;
+            const __m512i acc_2 = _mm512_add_epi32(acc_0, r_2);
+            const __m512i acc_3 = _mm512_add_epi32(acc_1, r_3);
+            const __m512i red_0 = nttgen_mldsa_avx512_barrett(acc_2);
+            const __m512i red_1 = nttgen_mldsa_avx512_barrett(acc_3);
+            _mm512_storeu_si512((__m512i *)&r[i_2 * 32], red_0);
+            _mm512_storeu_si512((__m512i *)(&r[i_2 * 32] + 16), red_1);
         }
-        const __m512i red_2 = nttgen_mldsa_avx512_barrett(acc_0);
-        const __m512i red_3 = nttgen_mldsa_avx512_barrett(acc_1);
-        _mm512_storeu_si512((__m512i *)&r[i_0 * 32], red_2);
-        _mm512_storeu_si512((__m512i *)(&r[i_0 * 32] + 16), red_3);
     }
 #ifdef NTTGEN_DEBUG
-    nttgen_mldsa_avx512_assert_range(r, 256, -4190208, 4190208);
+    nttgen_mldsa_avx512_assert_range(r, 256, -8377400, 8377400);
 #endif
 }
 

@@ -36,9 +36,8 @@
  *   nttgen_mldsa_neon_basemul_acc_cached: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs, given
  *     the caches of the b_i (basemul_cache), stored one after another
  *       a in [-8380416, 8380416], b in [-134121127, 134121127], cache in [-2147483648, 2147483647]
- *         -> r in [-4190208, 4190208]
- *       ops: load 128, store 64, barrett 64, mredw 64, mulw 64
- *       coefficient reductions: 256
+ *         -> r in [-8377400, 8377400]
+ *       ops: load 128, store 64, mredw 64, mulw 64
  *   nttgen_mldsa_neon_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-8380416, 8380416] -> a in [-4190208, 4190208]
  *       ops: load 382, store 128, add 256, sub 256, shoupmul 288, barrett 64, shuffle 64, const 64
@@ -145,12 +144,12 @@ void nttgen_mldsa_neon_basemul_cache(int32_t cache[256], const int32_t b[256]);
  *
  * Input:  a, b: k polynomials each, NTT domain, native order; cache: their k caches
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[256]: on exit in [-4190208, 4190208]
+ * r[256]: on exit in [-8377400, 8377400]
  * a[256 x k]: on entry in [-8380416, 8380416]
  * b[256 x k]: on entry in [-134121127, 134121127]
  * cache[256 x k]: on entry in [-2147483648, 2147483647]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 128, store 64, barrett 64, mredw 64, mulw 64
+ * Ops per call: load 128, store 64, mredw 64, mulw 64
  */
 void nttgen_mldsa_neon_basemul_acc_cached(int32_t r[256], const int32_t *a, const int32_t *b,
                                           const int32_t *cache, size_t k);

@@ -694,27 +694,29 @@ void nttgen_mldsa_rvv256_basemul_acc(int32_t r[256], const int32_t *a, const int
             const vint32m4_t acc_1 = __riscv_vadd_vv_i32m4(acc_0, p_1, 32);
             acc_0 = acc_1;
         }
-        vint32m4_t acc_2 = acc_0;
-        for (size_t g_0 = 0; (16 * g_0 + 16) < k; ++g_0) {
-            const vint32m4_t a_2 = __riscv_vle32_v_i32m4(&a[g_0 * 4096 + i_0 * 32] + 4096, 32);
-            const vint32m4_t b_2 = __riscv_vle32_v_i32m4(&b[g_0 * 4096 + i_0 * 32] + 4096, 32);
+        const vint32m4_t red_0 = nttgen_mldsa_rvv256_rvv256m4_barrett(acc_0, 32);
+        __riscv_vse32_v_i32m4(&r[i_0 * 32], red_0, 32);
+    }
+    for (size_t g_0 = 0; (16 * g_0 + 16) < k; ++g_0) {
+        for (size_t i_2 = 0; i_2 < 8; ++i_2) {
+            const vint32m4_t a_2 = __riscv_vle32_v_i32m4(&a[g_0 * 4096 + i_2 * 32] + 4096, 32);
+            const vint32m4_t b_2 = __riscv_vle32_v_i32m4(&b[g_0 * 4096 + i_2 * 32] + 4096, 32);
             const vint32m4_t p_2 = nttgen_mldsa_rvv256_rvv256m4_montmul_var(a_2, b_2, 32);
-            vint32m4_t acc_3 = p_2;
-            for (size_t i_2 = 0; (i_2 < 15) & ((i_2 + (g_0 * 16 + 17)) < k); ++i_2) {
+            vint32m4_t acc_2 = p_2;
+            for (size_t i_3 = 0; (i_3 < 15) & ((i_3 + (g_0 * 16 + 17)) < k); ++i_3) {
                 const vint32m4_t a_3 =
-                    __riscv_vle32_v_i32m4(&a[g_0 * 4096 + i_2 * 256 + i_0 * 32] + 4352, 32);
+                    __riscv_vle32_v_i32m4(&a[g_0 * 4096 + i_3 * 256 + i_2 * 32] + 4352, 32);
                 const vint32m4_t b_3 =
-                    __riscv_vle32_v_i32m4(&b[g_0 * 4096 + i_2 * 256 + i_0 * 32] + 4352, 32);
+                    __riscv_vle32_v_i32m4(&b[g_0 * 4096 + i_3 * 256 + i_2 * 32] + 4352, 32);
                 const vint32m4_t p_3 = nttgen_mldsa_rvv256_rvv256m4_montmul_var(a_3, b_3, 32);
-                const vint32m4_t acc_4 = __riscv_vadd_vv_i32m4(acc_3, p_3, 32);
-                acc_3 = acc_4;
+                const vint32m4_t acc_3 = __riscv_vadd_vv_i32m4(acc_2, p_3, 32);
+                acc_2 = acc_3;
             }
-            const vint32m4_t red_0 = nttgen_mldsa_rvv256_rvv256m4_barrett(acc_2, 32);
-            const vint32m4_t acc_5 = __riscv_vadd_vv_i32m4(red_0, acc_3, 32);
-            acc_2 = acc_5;
+            const vint32m4_t acc_4 = __riscv_vle32_v_i32m4(&r[i_2 * 32], 32);
+            const vint32m4_t acc_5 = __riscv_vadd_vv_i32m4(acc_4, acc_2, 32);
+            const vint32m4_t red_1 = nttgen_mldsa_rvv256_rvv256m4_barrett(acc_5, 32);
+            __riscv_vse32_v_i32m4(&r[i_2 * 32], red_1, 32);
         }
-        const vint32m4_t red_1 = nttgen_mldsa_rvv256_rvv256m4_barrett(acc_2, 32);
-        __riscv_vse32_v_i32m4(&r[i_0 * 32], red_1, 32);
     }
 #ifdef NTTGEN_DEBUG
     nttgen_mldsa_rvv256_assert_range(r, 256, -4190208, 4190208);
@@ -805,27 +807,29 @@ void nttgen_mldsa_rvv256_basemul_acc_cached(int32_t r[256], const int32_t *a, co
             const vint32m4_t acc_1 = __riscv_vadd_vv_i32m4(acc_0, p_1, 32);
             acc_0 = acc_1;
         }
-        vint32m4_t acc_2 = acc_0;
-        for (size_t g_0 = 0; (16 * g_0 + 16) < k; ++g_0) {
-            const vint32m4_t a_2 = __riscv_vle32_v_i32m4(&a[g_0 * 4096 + i_0 * 32] + 4096, 32);
-            const vint32m4_t b_2 = __riscv_vle32_v_i32m4(&b[g_0 * 4096 + i_0 * 32] + 4096, 32);
+        const vint32m4_t red_0 = nttgen_mldsa_rvv256_rvv256m4_barrett(acc_0, 32);
+        __riscv_vse32_v_i32m4(&r[i_0 * 32], red_0, 32);
+    }
+    for (size_t g_0 = 0; (16 * g_0 + 16) < k; ++g_0) {
+        for (size_t i_2 = 0; i_2 < 8; ++i_2) {
+            const vint32m4_t a_2 = __riscv_vle32_v_i32m4(&a[g_0 * 4096 + i_2 * 32] + 4096, 32);
+            const vint32m4_t b_2 = __riscv_vle32_v_i32m4(&b[g_0 * 4096 + i_2 * 32] + 4096, 32);
             const vint32m4_t p_2 = nttgen_mldsa_rvv256_rvv256m4_montmul_var(a_2, b_2, 32);
-            vint32m4_t acc_3 = p_2;
-            for (size_t i_2 = 0; (i_2 < 15) & ((i_2 + (g_0 * 16 + 17)) < k); ++i_2) {
+            vint32m4_t acc_2 = p_2;
+            for (size_t i_3 = 0; (i_3 < 15) & ((i_3 + (g_0 * 16 + 17)) < k); ++i_3) {
                 const vint32m4_t a_3 =
-                    __riscv_vle32_v_i32m4(&a[g_0 * 4096 + i_2 * 256 + i_0 * 32] + 4352, 32);
+                    __riscv_vle32_v_i32m4(&a[g_0 * 4096 + i_3 * 256 + i_2 * 32] + 4352, 32);
                 const vint32m4_t b_3 =
-                    __riscv_vle32_v_i32m4(&b[g_0 * 4096 + i_2 * 256 + i_0 * 32] + 4352, 32);
+                    __riscv_vle32_v_i32m4(&b[g_0 * 4096 + i_3 * 256 + i_2 * 32] + 4352, 32);
                 const vint32m4_t p_3 = nttgen_mldsa_rvv256_rvv256m4_montmul_var(a_3, b_3, 32);
-                const vint32m4_t acc_4 = __riscv_vadd_vv_i32m4(acc_3, p_3, 32);
-                acc_3 = acc_4;
+                const vint32m4_t acc_3 = __riscv_vadd_vv_i32m4(acc_2, p_3, 32);
+                acc_2 = acc_3;
             }
-            const vint32m4_t red_0 = nttgen_mldsa_rvv256_rvv256m4_barrett(acc_2, 32);
-            const vint32m4_t acc_5 = __riscv_vadd_vv_i32m4(red_0, acc_3, 32);
-            acc_2 = acc_5;
+            const vint32m4_t acc_4 = __riscv_vle32_v_i32m4(&r[i_2 * 32], 32);
+            const vint32m4_t acc_5 = __riscv_vadd_vv_i32m4(acc_4, acc_2, 32);
+            const vint32m4_t red_1 = nttgen_mldsa_rvv256_rvv256m4_barrett(acc_5, 32);
+            __riscv_vse32_v_i32m4(&r[i_2 * 32], red_1, 32);
         }
-        const vint32m4_t red_1 = nttgen_mldsa_rvv256_rvv256m4_barrett(acc_2, 32);
-        __riscv_vse32_v_i32m4(&r[i_0 * 32], red_1, 32);
     }
 #ifdef NTTGEN_DEBUG
     nttgen_mldsa_rvv256_assert_range(r, 256, -4190208, 4190208);

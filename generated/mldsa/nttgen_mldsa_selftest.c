@@ -19,10 +19,11 @@
  * NTT domain: inputs go through from_standard before an entry point that reads the native order and
  *   outputs through to_standard after one that writes it, so every ISA is compared in the standard
  *   order; to_standard and from_standard themselves have one answer per ISA (its native order).
- * Residues: the outputs of ntt, basemul, intt, tomont, frommont are compared mod q, as canonical
- *   residues (each ISA leaves its own representatives; the Montgomery factor beta = 2^32 is the
- *   same on every ISA), the others as they are (one representative per residue, or the values the
- *   order conversions move); every output must also lie in the range the front end documents.
+ * Residues: the outputs of ntt, basemul, basemul_acc_cached, intt, tomont, frommont are compared
+ *   mod q, as canonical residues (each ISA leaves its own representatives; the Montgomery factor
+ *   beta = 2^32 is the same on every ISA), the others as they are (one representative per residue,
+ *   or the values the order conversions move); every output must also lie in the range the front
+ *   end documents.
  * Build: make check, or ctest in a CMake build directory; by hand, after make: cc -std=c99
  *   nttgen_mldsa_selftest.c libnttgen_mldsa.a -o nttgen_mldsa_selftest
  */
@@ -370,7 +371,7 @@ static const kat_op kat_ops[] = {
     {"basemul_acc", kat_basemul_acc, 768, -134121127, 134121127, -134121127, 134121127, -4190208,
      4190208, 1, 0},
     {"basemul_acc_cached", kat_basemul_acc_cached, 768, -8380416, 8380416, -134121127, 134121127,
-     -4190208, 4190208, 1, 0},
+     -8377400, 8377400, 0, 0},
     {"intt", kat_intt, 256, -8380416, 8380416, 0, 0, -6176123, 6176123, 0, 0},
     {"reduce", kat_reduce, 256, (-2147483647 - 1), 2147483647, 0, 0, 0, 8380416, 1, 0},
     {"reduce_centred", kat_reduce_centred, 256, (-2147483647 - 1), 2147483647, 0, 0, -4190208,
@@ -408,12 +409,12 @@ static const kat_case kat_cases[] = {
     {2, "all hi by all lo", 2, 1, 0x5e1f8717u, 0xad95a6e3616019f0u, NULL},
     {2, "alternating ends", 3, 3, 0x5e1f8757u, 0x6ac3ff9dfcd12320u, NULL},
     {2, "random ends", 4, 4, 0x5e1f8797u, 0xc44ce45f9fef7a2bu, NULL},
-    {3, "random", 0, 0, 0x5e1f8a57u, 0x82bfdf5eefd7c259u, NULL},
+    {3, "random", 0, 0, 0x5e1f8a57u, 0xe9713cd17b01eaebu, NULL},
     {3, "all lo", 1, 1, 0x5e1f8a97u, 0xd58d23cae9cb8cc9u, NULL},
     {3, "all hi", 2, 2, 0x5e1f8ad7u, 0xd58d23cae9cb8cc9u, NULL},
-    {3, "all hi by all lo", 2, 1, 0x5e1f8b17u, 0xa048beb0e15aa7ddu, NULL},
+    {3, "all hi by all lo", 2, 1, 0x5e1f8b17u, 0x8127682bc7c61f1du, NULL},
     {3, "alternating ends", 3, 3, 0x5e1f8b57u, 0xd58d23cae9cb8cc9u, NULL},
-    {3, "random ends", 4, 4, 0x5e1f8b97u, 0x6513fe95fa5eab5du, NULL},
+    {3, "random ends", 4, 4, 0x5e1f8b97u, 0x7b0019568b59090du, NULL},
     {4, "random", 0, 0, 0x5e1f8e57u, 0xd1204de94fa26d5au, NULL},
     {4, "all lo", 1, 1, 0x5e1f8e97u, 0xaf96fd4e05d7e942u, NULL},
     {4, "all hi", 2, 2, 0x5e1f8ed7u, 0xa22e3ed4eaad3d85u, NULL},
