@@ -180,6 +180,23 @@ static inline __m256i nttgen_kyber_r1_avx2_barrett(__m256i a) {
 }
 
 /*
+ * barrett(a) + barrett(b) as (a + b) - (ra + rb)*q, ra and rb the two
+ * quotients: the same lanes, one multiplication and one subtraction fewer.
+ */
+static inline __m256i nttgen_kyber_r1_avx2_barrett_add(__m256i a, __m256i b) {
+    const __m256i ra = _mm256_srai_epi16(
+        _mm256_add_epi16(_mm256_mulhi_epi16(a, _mm256_set1_epi16(17474)), _mm256_set1_epi16(1024)),
+        11);
+    const __m256i rb = _mm256_srai_epi16(
+        _mm256_add_epi16(_mm256_mulhi_epi16(b, _mm256_set1_epi16(17474)), _mm256_set1_epi16(1024)),
+        11);
+    const __m256i qv = nttgen_kyber_r1_avx2_keep(_mm256_set1_epi16(7681));
+    const __m256i t = _mm256_mullo_epi16(_mm256_add_epi16(ra, rb), qv);
+    const __m256i s = _mm256_add_epi16(a, b);
+    return nttgen_kyber_r1_avx2_keep(_mm256_sub_epi16(s, t));
+}
+
+/*
  * Adds q to the lanes that are negative, from the sign mask (no branch).
  */
 static inline __m256i nttgen_kyber_r1_avx2_cond_add_q(__m256i a) {
@@ -1325,13 +1342,9 @@ void nttgen_kyber_r1_avx2_basemul_acc_cached(int16_t r[256], const int16_t *a, c
                     }
                 }
             }
-            const __m256i red_0 = nttgen_kyber_r1_avx2_barrett(acc_12);
-            const __m256i red_1 = nttgen_kyber_r1_avx2_barrett(acc_10);
-            const __m256i acc_22 = _mm256_add_epi16(red_1, red_0);
+            const __m256i acc_22 = nttgen_kyber_r1_avx2_barrett_add(acc_10, acc_12);
             acc_10 = acc_22;
-            const __m256i red_2 = nttgen_kyber_r1_avx2_barrett(acc_13);
-            const __m256i red_3 = nttgen_kyber_r1_avx2_barrett(acc_11);
-            const __m256i acc_23 = _mm256_add_epi16(red_3, red_2);
+            const __m256i acc_23 = nttgen_kyber_r1_avx2_barrett_add(acc_11, acc_13);
             acc_11 = acc_23;
         }
         const __m256i red_4 = nttgen_kyber_r1_avx2_barrett(acc_10);

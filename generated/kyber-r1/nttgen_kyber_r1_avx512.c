@@ -182,6 +182,23 @@ static inline __m512i nttgen_kyber_r1_avx512_barrett(__m512i a) {
 }
 
 /*
+ * barrett(a) + barrett(b) as (a + b) - (ra + rb)*q, ra and rb the two
+ * quotients: the same lanes, one multiplication and one subtraction fewer.
+ */
+static inline __m512i nttgen_kyber_r1_avx512_barrett_add(__m512i a, __m512i b) {
+    const __m512i ra = _mm512_srai_epi16(
+        _mm512_add_epi16(_mm512_mulhi_epi16(a, _mm512_set1_epi16(17474)), _mm512_set1_epi16(1024)),
+        11);
+    const __m512i rb = _mm512_srai_epi16(
+        _mm512_add_epi16(_mm512_mulhi_epi16(b, _mm512_set1_epi16(17474)), _mm512_set1_epi16(1024)),
+        11);
+    const __m512i qv = nttgen_kyber_r1_avx512_keep(_mm512_set1_epi16(7681));
+    const __m512i t = _mm512_mullo_epi16(_mm512_add_epi16(ra, rb), qv);
+    const __m512i s = _mm512_add_epi16(a, b);
+    return nttgen_kyber_r1_avx512_keep(_mm512_sub_epi16(s, t));
+}
+
+/*
  * Adds q to the lanes that are negative: a masked add under the sign mask.
  */
 static inline __m512i nttgen_kyber_r1_avx512_cond_add_q(__m512i a) {
@@ -1034,13 +1051,9 @@ void nttgen_kyber_r1_avx512_basemul_acc_cached(int16_t r[256], const int16_t *a,
                     }
                 }
             }
-            const __m512i red_0 = nttgen_kyber_r1_avx512_barrett(acc_12);
-            const __m512i red_1 = nttgen_kyber_r1_avx512_barrett(acc_10);
-            const __m512i acc_22 = _mm512_add_epi16(red_1, red_0);
+            const __m512i acc_22 = nttgen_kyber_r1_avx512_barrett_add(acc_10, acc_12);
             acc_10 = acc_22;
-            const __m512i red_2 = nttgen_kyber_r1_avx512_barrett(acc_13);
-            const __m512i red_3 = nttgen_kyber_r1_avx512_barrett(acc_11);
-            const __m512i acc_23 = _mm512_add_epi16(red_3, red_2);
+            const __m512i acc_23 = nttgen_kyber_r1_avx512_barrett_add(acc_11, acc_13);
             acc_11 = acc_23;
         }
         const __m512i red_4 = nttgen_kyber_r1_avx512_barrett(acc_10);

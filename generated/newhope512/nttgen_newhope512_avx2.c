@@ -180,6 +180,23 @@ static inline __m256i nttgen_newhope512_avx2_barrett(__m256i a) {
 }
 
 /*
+ * barrett(a) + barrett(b) as (a + b) - (ra + rb)*q, ra and rb the two
+ * quotients: the same lanes, one multiplication and one subtraction fewer.
+ */
+static inline __m256i nttgen_newhope512_avx2_barrett_add(__m256i a, __m256i b) {
+    const __m256i ra = _mm256_srai_epi16(
+        _mm256_add_epi16(_mm256_mulhi_epi16(a, _mm256_set1_epi16(21844)), _mm256_set1_epi16(2048)),
+        12);
+    const __m256i rb = _mm256_srai_epi16(
+        _mm256_add_epi16(_mm256_mulhi_epi16(b, _mm256_set1_epi16(21844)), _mm256_set1_epi16(2048)),
+        12);
+    const __m256i qv = nttgen_newhope512_avx2_keep(_mm256_set1_epi16(12289));
+    const __m256i t = _mm256_mullo_epi16(_mm256_add_epi16(ra, rb), qv);
+    const __m256i s = _mm256_add_epi16(a, b);
+    return nttgen_newhope512_avx2_keep(_mm256_sub_epi16(s, t));
+}
+
+/*
  * Adds q to the lanes that are negative, from the sign mask (no branch).
  */
 static inline __m256i nttgen_newhope512_avx2_cond_add_q(__m256i a) {
@@ -1153,13 +1170,9 @@ void nttgen_newhope512_avx2_basemul_acc(int16_t r[512], const int16_t *a, const 
                     acc_9 = acc_13;
                 }
             }
-            const __m256i red_0 = nttgen_newhope512_avx2_barrett(acc_8);
-            const __m256i red_1 = nttgen_newhope512_avx2_barrett(acc_6);
-            const __m256i acc_14 = _mm256_add_epi16(red_1, red_0);
+            const __m256i acc_14 = nttgen_newhope512_avx2_barrett_add(acc_6, acc_8);
             acc_6 = acc_14;
-            const __m256i red_2 = nttgen_newhope512_avx2_barrett(acc_9);
-            const __m256i red_3 = nttgen_newhope512_avx2_barrett(acc_7);
-            const __m256i acc_15 = _mm256_add_epi16(red_3, red_2);
+            const __m256i acc_15 = nttgen_newhope512_avx2_barrett_add(acc_7, acc_9);
             acc_7 = acc_15;
         }
         const __m256i red_4 = nttgen_newhope512_avx2_barrett(acc_6);
@@ -1329,13 +1342,9 @@ void nttgen_newhope512_avx2_basemul_acc_cached(int16_t r[512], const int16_t *a,
                     acc_9 = acc_13;
                 }
             }
-            const __m256i red_0 = nttgen_newhope512_avx2_barrett(acc_8);
-            const __m256i red_1 = nttgen_newhope512_avx2_barrett(acc_6);
-            const __m256i acc_14 = _mm256_add_epi16(red_1, red_0);
+            const __m256i acc_14 = nttgen_newhope512_avx2_barrett_add(acc_6, acc_8);
             acc_6 = acc_14;
-            const __m256i red_2 = nttgen_newhope512_avx2_barrett(acc_9);
-            const __m256i red_3 = nttgen_newhope512_avx2_barrett(acc_7);
-            const __m256i acc_15 = _mm256_add_epi16(red_3, red_2);
+            const __m256i acc_15 = nttgen_newhope512_avx2_barrett_add(acc_7, acc_9);
             acc_7 = acc_15;
         }
         const __m256i red_4 = nttgen_newhope512_avx2_barrett(acc_6);

@@ -182,6 +182,23 @@ static inline __m512i nttgen_newhope512_avx512_barrett(__m512i a) {
 }
 
 /*
+ * barrett(a) + barrett(b) as (a + b) - (ra + rb)*q, ra and rb the two
+ * quotients: the same lanes, one multiplication and one subtraction fewer.
+ */
+static inline __m512i nttgen_newhope512_avx512_barrett_add(__m512i a, __m512i b) {
+    const __m512i ra = _mm512_srai_epi16(
+        _mm512_add_epi16(_mm512_mulhi_epi16(a, _mm512_set1_epi16(21844)), _mm512_set1_epi16(2048)),
+        12);
+    const __m512i rb = _mm512_srai_epi16(
+        _mm512_add_epi16(_mm512_mulhi_epi16(b, _mm512_set1_epi16(21844)), _mm512_set1_epi16(2048)),
+        12);
+    const __m512i qv = nttgen_newhope512_avx512_keep(_mm512_set1_epi16(12289));
+    const __m512i t = _mm512_mullo_epi16(_mm512_add_epi16(ra, rb), qv);
+    const __m512i s = _mm512_add_epi16(a, b);
+    return nttgen_newhope512_avx512_keep(_mm512_sub_epi16(s, t));
+}
+
+/*
  * Adds q to the lanes that are negative: a masked add under the sign mask.
  */
 static inline __m512i nttgen_newhope512_avx512_cond_add_q(__m512i a) {
@@ -1109,13 +1126,9 @@ void nttgen_newhope512_avx512_basemul_acc(int16_t r[512], const int16_t *a, cons
                     acc_9 = acc_13;
                 }
             }
-            const __m512i red_0 = nttgen_newhope512_avx512_barrett(acc_8);
-            const __m512i red_1 = nttgen_newhope512_avx512_barrett(acc_6);
-            const __m512i acc_14 = _mm512_add_epi16(red_1, red_0);
+            const __m512i acc_14 = nttgen_newhope512_avx512_barrett_add(acc_6, acc_8);
             acc_6 = acc_14;
-            const __m512i red_2 = nttgen_newhope512_avx512_barrett(acc_9);
-            const __m512i red_3 = nttgen_newhope512_avx512_barrett(acc_7);
-            const __m512i acc_15 = _mm512_add_epi16(red_3, red_2);
+            const __m512i acc_15 = nttgen_newhope512_avx512_barrett_add(acc_7, acc_9);
             acc_7 = acc_15;
         }
         const __m512i red_4 = nttgen_newhope512_avx512_barrett(acc_6);
@@ -1343,13 +1356,9 @@ void nttgen_newhope512_avx512_basemul_acc_cached(int16_t r[512], const int16_t *
                     acc_9 = acc_13;
                 }
             }
-            const __m512i red_0 = nttgen_newhope512_avx512_barrett(acc_8);
-            const __m512i red_1 = nttgen_newhope512_avx512_barrett(acc_6);
-            const __m512i acc_14 = _mm512_add_epi16(red_1, red_0);
+            const __m512i acc_14 = nttgen_newhope512_avx512_barrett_add(acc_6, acc_8);
             acc_6 = acc_14;
-            const __m512i red_2 = nttgen_newhope512_avx512_barrett(acc_9);
-            const __m512i red_3 = nttgen_newhope512_avx512_barrett(acc_7);
-            const __m512i acc_15 = _mm512_add_epi16(red_3, red_2);
+            const __m512i acc_15 = nttgen_newhope512_avx512_barrett_add(acc_7, acc_9);
             acc_7 = acc_15;
         }
         const __m512i red_4 = nttgen_newhope512_avx512_barrett(acc_6);

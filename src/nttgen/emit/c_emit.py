@@ -7,6 +7,7 @@ Every SSA value becomes a ``const`` local named from its hint and a per-function
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 
 from ..dsl.ir import (
@@ -18,11 +19,15 @@ from ..dsl.ir import (
     Load,
     LoopVar,
     Memory,
+    Op,
     ScalarParam,
     Stmt,
     Store,
     Table,
+    Value,
     Var,
+    VarDef,
+    VarSet,
     walk,
 )
 from ..dsl.replay import replay
@@ -47,6 +52,19 @@ def broadcast_tables(fn: Function) -> set[Table]:
         for s in walk(fn.body)
         if isinstance(s, Load) and s.broadcast and isinstance(s.src, Table) and not s.src.in_frame
     }
+
+
+def value_uses(fn: Function) -> Counter[Value]:
+    """How many statements of ``fn`` read each SSA value."""
+    uses: Counter[Value] = Counter()
+    for s in walk(fn.body):
+        if isinstance(s, Op):
+            uses.update(s.args)
+        elif isinstance(s, Store | VarSet):
+            uses[s.value] += 1
+        elif isinstance(s, VarDef):
+            uses[s.init] += 1
+    return uses
 
 
 # vocabulary ops with a ``.vx`` form: a vector and a lane scalar (RVV)
@@ -115,6 +133,9 @@ class CEmitter:
         self.accesses = AccessLog()
         self.scalars: set[str] = set()  # C names holding lane scalars (ISA scalar_operands)
         self._broadcast = broadcast_tables(fn)
+        self._uses = value_uses(fn)
+        # the C name of each Barrett reduction's result -> its argument and its declaration
+        self._reductions: dict[str, tuple[C.Expr, C.Stmt]] = {}
 
     def _align(self, n: int) -> str:
         """The file's alignment attribute macro for ``n`` bytes."""
@@ -374,6 +395,8 @@ class CEmitter:
         template = self.isa.template(op)
 
         def emit(*args: C.Expr, **attrs: int) -> object:
+            if op == "add" and (fused := self._fused_sum(args)) is not None:
+                return self._bind(fused, self._hint())
             if any(self._is_scalar(a) for a in args):
                 vec = [not self._is_scalar(a) for a in args]
                 out = scalar_operand_op(self.isa, op, args, vec, attrs)
@@ -385,9 +408,32 @@ class CEmitter:
                 return self._bind(out, self._hint(), wide=True)
             if isinstance(out, tuple):
                 return tuple(self._bind(e, self._hint(k)) for k, e in enumerate(out))
-            return self._bind(out, self._hint())
+            bound = self._bind(out, self._hint())
+            if op == "barrett" and isinstance(bound, C.Name):
+                self._reductions[bound.text] = (args[0], self.blocks[-1][-1])
+            return bound
 
         return emit
+
+    def _fused_sum(self, args: tuple[C.Expr, ...]) -> C.Expr | None:
+        """The ISA's form of barrett(x) + barrett(y) (:meth:`Isa.barrett_sum`) where the
+        addition's operands are two reductions declared just before it that nothing else
+        reads; the two declarations are then dropped. Their arguments are read where the sum
+        is, so nothing may come between (a variable the reductions read may change later)."""
+        block = self.blocks[-1]
+        found = [self._reductions.get(a.text) for a in args if isinstance(a, C.Name)]
+        if len(found) != 2 or None in found or len(block) < 2:
+            return None
+        (x, dx), (y, dy) = found  # type: ignore[misc]
+        assert isinstance(self.stmt, Op)
+        if any(self._uses[v] != 1 for v in self.stmt.args):
+            return None
+        if {id(dx), id(dy)} != {id(block[-1]), id(block[-2])}:
+            return None
+        fused = self.isa.barrett_sum(x, y)
+        if fused is not None:
+            del block[-2:]
+        return fused
 
     def _pinned(self, op: str, args: tuple[C.Expr, ...]) -> tuple[C.Expr, ...]:
         """``args`` with each loaded value that ``op`` reads more than once passed through the

@@ -268,6 +268,13 @@ class Isa(ABC):
     # trips in straight lines, each inside an ``if`` on the count, rather than as a loop
     guarded_trips: int = 0
 
+    def barrett_sum(self, a: C.Expr, b: C.Expr) -> C.Expr | None:
+        """barrett(a) + barrett(b) as one expression, where the ISA has a cheaper form of it
+        than the two reductions and the addition (the emitter then writes it for a sum of two
+        reductions that nothing else reads); None by default."""
+        del a, b
+        return None
+
     # operands that an op's instructions read more than once, by op name (operand positions):
     # where one is a value loaded from memory, the emitter passes it through :meth:`pin` first
     pinned_operands: tuple[tuple[str, tuple[int, ...]], ...] = ()

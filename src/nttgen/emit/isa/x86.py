@@ -303,6 +303,10 @@ class X86Simd(X86Wide, HelperCalls, Isa):
             self._i("unpackhi", ea, eb, e="epi64"),
         )
 
+    def barrett_sum(self, a: C.Expr, b: C.Expr) -> C.Expr | None:
+        """``barrett_add(a, b)`` for 16-bit lanes (see :meth:`_helpers16`)."""
+        return call(self.helper("barrett_add"), a, b) if self.lane.bits == 16 else None
+
     def _kept(self, e: C.Expr) -> C.Expr:
         """A product's or reduction's result that gcc must take as it is (see :meth:`_keep`).
         Otherwise gcc merges the subtraction that ends it into the additions that use it,
@@ -381,6 +385,35 @@ class X86Simd(X86Wide, HelperCalls, Isa):
                 (
                     f"Signed Barrett reduction: t = round(hi(a*{v}) / 2^{k}) by adding",
                     f"2^{k - 1} and shifting, then a - t*q.",
+                ),
+            ),
+            self._fn(
+                "barrett_add",
+                ("a", "b"),
+                [
+                    *(
+                        self._decl(
+                            f"r{x.text}",
+                            self._i(
+                                "srai",
+                                self._i("add", mulhi(x, self._set1(v)), self._set1(1 << (k - 1))),
+                                C.Int(k),
+                            ),
+                        )
+                        for x in (a, b)
+                    ),
+                    self._decl("qv", self._factor(q)),
+                    self._decl(
+                        "t", mullo(self._i("add", C.Name("ra"), C.Name("rb")), C.Name("qv"))
+                    ),
+                    # a + b may wrap: the lanes are exact mod 2^16, and the result, the sum of
+                    # two reductions, fits
+                    self._decl("s", self._i("add", a, b)),
+                    C.Return(self._kept(sub(C.Name("s"), t))),
+                ],
+                (
+                    "barrett(a) + barrett(b) as (a + b) - (ra + rb)*q, ra and rb the two",
+                    "quotients: the same lanes, one multiplication and one subtraction fewer.",
                 ),
             ),
             self._fn(
