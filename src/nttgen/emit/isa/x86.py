@@ -327,6 +327,12 @@ class X86Simd(X86Wide, X86PairSums, HelperCalls, Isa):
         mullo = lambda x, y: self._i("mullo", x, y)  # noqa: E731
         mulhi = lambda x, y: self._i("mulhi", x, y)  # noqa: E731
         sub = lambda x, y: self._i("sub", x, y)  # noqa: E731
+
+        def rounded(x: C.Expr) -> C.Expr:
+            # x / 2^k rounded half up by an addition and a shift: the same value as a rounding
+            # high product (vpmulhrsw) without taking a multiplier slot
+            return self._i("srai", self._i("add", x, self._set1(1 << (k - 1))), C.Int(k))
+
         lanes = self.lanes_for(self.lane)
         return [
             self._fn(
@@ -374,12 +380,7 @@ class X86Simd(X86Wide, X86PairSums, HelperCalls, Isa):
                 ("a",),
                 [
                     self._decl("t", mulhi(a, self._set1(v))),
-                    # round half up by an addition and a shift: the same value as a rounding
-                    # high product (vpmulhrsw) without taking a multiplier slot
-                    self._decl(
-                        "r",
-                        self._i("srai", self._i("add", t, self._set1(1 << (k - 1))), C.Int(k)),
-                    ),
+                    self._decl("r", rounded(t)),
                     self._decl("qv", self._factor(q)),
                     C.Return(self._kept(sub(a, mullo(C.Name("r"), C.Name("qv"))))),
                 ],
@@ -392,17 +393,7 @@ class X86Simd(X86Wide, X86PairSums, HelperCalls, Isa):
                 "barrett_add",
                 ("a", "b"),
                 [
-                    *(
-                        self._decl(
-                            f"r{x.text}",
-                            self._i(
-                                "srai",
-                                self._i("add", mulhi(x, self._set1(v)), self._set1(1 << (k - 1))),
-                                C.Int(k),
-                            ),
-                        )
-                        for x in (a, b)
-                    ),
+                    *(self._decl(f"r{x.text}", rounded(mulhi(x, self._set1(v)))) for x in (a, b)),
                     self._decl("qv", self._factor(q)),
                     self._decl(
                         "t", mullo(self._i("add", C.Name("ra"), C.Name("rb")), C.Name("qv"))
