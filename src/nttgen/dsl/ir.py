@@ -209,6 +209,9 @@ class Table:
     # store's in the low 12 bits waits for it (4K aliasing). The copy lies at a fixed offset
     # from the function's other stack data instead (see docs/design.md).
     in_frame: bool = False
+    # The program's broadcast constants, one vector each (see nttgen.emit.const_loads): read
+    # where they are used, as memory operands.
+    constants: bool = False
 
 
 Memory = Buffer | Table

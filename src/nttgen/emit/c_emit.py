@@ -35,23 +35,12 @@ from ..dsl.vocab import VOCABULARY
 from . import c_ast as C
 from .isa.base import Isa
 from .memory_groups import Access, AccessLog, group_loads
+from .table_reads import TableReads, broadcast_tables
 
 # the file's macros (each prefixed with the file's macro root, see EmitContext.macro)
 ALIGN_MACRO = "ALIGN"
 NOINLINE_MACRO = "NOINLINE"
-OPAQUE_MACRO = "OPAQUE"
-GCC_OPAQUE_MACRO = "GCC_OPAQUE"
 DEBUG_MACRO = "DEBUG"
-
-
-def broadcast_tables(fn: Function) -> set[Table]:
-    """The static tables (not copied into the frame) that ``fn`` reads by broadcasting one
-    element into every lane: where a compiler may fold the element into an immediate."""
-    return {
-        s.src
-        for s in walk(fn.body)
-        if isinstance(s, Load) and s.broadcast and isinstance(s.src, Table) and not s.src.in_frame
-    }
 
 
 def value_uses(fn: Function) -> Counter[Value]:
@@ -104,7 +93,7 @@ class NameSupply:
                 return name
 
 
-class CEmitter:
+class CEmitter(TableReads):
     """Emit one IR function as a C function definition."""
 
     def __init__(
@@ -136,6 +125,11 @@ class CEmitter:
         self._uses = value_uses(fn)
         # the C name of each Barrett reduction's result -> its argument and its declaration
         self._reductions: dict[str, tuple[C.Expr, C.Stmt]] = {}
+        # (loop body, constants table) -> the body's pointer to the table
+        self._loop_constants: dict[tuple[int, Table], tuple[list[C.Stmt], C.Name]] = {}
+
+    def _fresh(self, hint: str) -> str:
+        return self.names.fresh(hint)
 
     def _align(self, n: int) -> str:
         """The file's alignment attribute macro for ``n`` bytes."""
@@ -192,14 +186,6 @@ class CEmitter:
         elif isinstance(variable, C.Bin) and isinstance(added, C.Int):
             variable, const = variable.left, const + added.value
         return Access(base, variable, const, table=isinstance(src, Table))
-
-    def _memory(self, src: Memory) -> C.Expr:
-        if isinstance(src, Table):
-            # a short local alias of the file-scope table keeps every statement on one line
-            if src not in self.tables:
-                self.tables[src] = self.names.fresh(src.name)
-            return C.Name(self.tables[src])
-        return C.Name(src.name)
 
     # ----------------------------------------------------------------- structure
     def _lane_offsets(self, lanes_at: tuple[int, ...]) -> C.Expr:
@@ -479,33 +465,6 @@ class CEmitter:
         if not checks:
             return []
         return [C.PP(f"#ifdef {self.isa.ctx.macro(DEBUG_MACRO)}"), *checks, C.PP("#endif")]
-
-    def _table_alias(self, t: Table, name: str) -> list[C.Stmt]:
-        """The local pointer ``name`` through which the body reads table ``t``: the file-scope
-        table itself, or for an ``in_frame`` table a copy in this function's frame (made
-        here, element by element). The pointer is opaque (NTTGEN_OPAQUE) where the ISA wants
-        its tables so, and always for a copy: otherwise compilers read the static table
-        again instead of the copy, since they know both hold the same values; opaque to gcc
-        alone (NTTGEN_GCC_OPAQUE) for a table read by broadcasts where the ISA asks for that."""
-        table: C.Expr = C.Name(self.table_name(self.fn, t))
-        out: list[C.Stmt] = []
-        if t.in_frame:
-            frame = self.names.fresh(f"{t.name}_frame")
-            i = self.names.fresh("i")
-            n = len(t.values)
-            out.append(C.Decl(t.lane.c_type, frame, None, array=n, align=self._align(64)))
-            copy = C.Assign(C.Index(C.Name(frame), C.Name(i)), C.Index(table, C.Name(i)))
-            out.append(C.For(i, C.Bin("<", C.Name(i), C.Int(n)), (copy,)))
-            table = C.Name(frame)
-        hide = t.in_frame or self.isa.opaque_tables
-        if hide or (self.isa.gcc_opaque_tables and t in self._broadcast):
-            # a pointer the asm may change: `const T *name`
-            out.append(C.Decl(f"const {t.lane.c_type}", f"*{name}", table))
-            macro = self.isa.ctx.macro(OPAQUE_MACRO if hide else GCC_OPAQUE_MACRO)
-            out.append(C.ExprStmt(C.Call(macro, (C.Name(name),))))
-        else:
-            out.append(C.Decl(f"const {t.lane.c_type} *const", name, table))
-        return out
 
     def _unused_params(self) -> list[C.Stmt]:
         """``(void)p;`` for each array parameter the body never reads or writes (an argument

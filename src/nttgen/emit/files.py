@@ -19,20 +19,14 @@ from ..programs.kernels import KernelSet
 from ..ring_family import RingSpec
 from ..version import __version__
 from . import c_ast as C
-from .c_emit import (
-    ALIGN_MACRO,
-    DEBUG_MACRO,
-    GCC_OPAQUE_MACRO,
-    NOINLINE_MACRO,
-    OPAQUE_MACRO,
-    CEmitter,
-    broadcast_tables,
-)
+from .c_emit import ALIGN_MACRO, DEBUG_MACRO, NOINLINE_MACRO, CEmitter
 from .c_macros import attribute_macro, gcc_opaque_macro, opaque_macro, range_check_helper
+from .const_loads import constants_for
 from .isa import isa_class
 from .isa.base import EmitContext, Isa
 from .names import Names, default_names
 from .strip_emit import StripEmitter, is_strip_mined
+from .table_reads import GCC_OPAQUE_MACRO, OPAQUE_MACRO, broadcast_tables
 
 OP_ORDER = ("load", "gather", "store", "scatter", "add", "sub", "mullo", "mulhi", "sra",
             "montmul", "shoupmul", "montmul_var", "montmul_twist", "barrett", "barrett_coarse",
@@ -200,6 +194,9 @@ class CFileWriter:
     """The infix a non-default program variant puts in file and symbol names (``sn``)."""
 
     def _register_tables(self) -> None:
+        # each function as its backend reads its constants (after the op counts, which count
+        # the program's ops: see emit.const_loads)
+        self.functions = {n: constants_for(f, self.isa_of(n)) for n, f in self.functions.items()}
         # identical tables (e.g. the roots basemul and basemul_acc share) are emitted once
         # (an offsets table is another C type: keyed by the lane too)
         self._tables: dict[tuple[int, tuple[int, ...]], str] = {}

@@ -108,6 +108,9 @@ class Isa(ABC):
     # the same for gcc alone (``NTTGEN_GCC_OPAQUE``) and the tables read by broadcasts only,
     # where clang builds the constants better
     gcc_opaque_tables: bool = False
+    # whether a function with more broadcast constants than registers reads each where it is
+    # used, from a table (instructions that take a memory operand; see emit.const_loads)
+    constants_in_memory: bool = False
     # whether one-lane programs are strip-mined over the hardware vector length (RVV's
     # vsetvl) rather than emitted as scalar C (:mod:`nttgen.emit.strip_emit`)
     strip_mined: bool = False

@@ -41,6 +41,7 @@ class X86Simd(X86Wide, X86PairSums, HelperCalls, Isa):
     # read through an opaque pointer it loads it too (gcc 12 on Zen 5, ticks: ML-KEM AVX2
     # ntt 89 -> 83, Kyber-r1 108 -> 101). clang got slower that way (86 -> 90, 101 -> 108)
     gcc_opaque_tables = True
+    constants_in_memory = True
     # gcc keeps the capped loops of the inner products as loops, with a two-part exit test
     # per trip; clang unrolls them as these guarded lines (with the pins below, gcc 12 on Zen
     # 5, ticks: NewHope-512 basemul_acc_cached k = 5 271 -> 255, clang 242 -> 243). ML-DSA's
@@ -526,9 +527,9 @@ class X86Simd(X86Wide, X86PairSums, HelperCalls, Isa):
     # ----------------------------------------------------------------- vocabulary
     def const(self, *, value: int) -> C.Expr:
         """Broadcast; a nonzero one hidden from gcc (``keep``), which otherwise rebuilds each
-        of a program's many constants from an immediate next to every use (sntrup761, 170 of
-        them: gcc 12 AVX2 ``polymul`` 3,578 -> 3,450 ticks, ``polymul_small`` 3,619 -> 3,370;
-        the x^n + 1 kernels, with few, did not move)."""
+        constant from an immediate next to every use. A function with more constants than
+        registers reads them from memory where they are used instead (:mod:`..const_loads`):
+        kept, gcc built them all on entry and spilled them."""
         return self._factor(value) if value else self._set1(value)
 
     def add(self, a: C.Expr, b: C.Expr) -> C.Expr:
