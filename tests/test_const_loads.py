@@ -120,3 +120,15 @@ def test_ntru_prime_avx2_reads_its_constants_in_its_loops() -> None:
             assert f"NTTGEN_GCC_OPAQUE({pointer.group(1)});" in body
     assert "_consts" not in _function(source, "base")
     assert "_consts" not in generate_ntru(get_ntru_ring("sntrup761"), "c").source
+
+
+def test_the_threshold_is_the_isa_register_file() -> None:
+    """AVX-512 has 32 registers: its transforms (68 and 64 constants) read theirs from
+    memory, the small operand's forward transform (18) keeps its broadcasts, which on AVX2
+    (16 registers) it does not."""
+    ring = get_ntru_ring("sntrup761")
+    wide = generate_ntru(ring, "avx512").source
+    for name in ("forward", "inverse"):
+        assert f"nttgen_sntrup761_avx512_{name}_consts[" in wide, name
+    assert "nttgen_sntrup761_avx512_forward_small_consts" not in wide
+    assert "nttgen_sntrup761_avx2_forward_small_consts[" in generate_ntru(ring, "avx2").source
