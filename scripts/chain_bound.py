@@ -26,7 +26,6 @@ cheaper products or shuffles) makes it faster, not a better schedule or more pip
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import subprocess
 import tempfile
@@ -35,6 +34,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from nttgen.bench import run_pinned
+from nttgen.bench.report import medians_by_kernel
 from nttgen.cpu import hardware_isas
 from nttgen.emit.isa import isa_class
 from nttgen.families import family_of, get_ring
@@ -258,12 +258,7 @@ def main() -> None:
     print("latency, TSC ticks per instruction (one dependent chain):")
     for (name, reg), t in sorted(latency.items()):
         print(f"  {name:8s} {reg}  {t:.3f}")
-    measured: dict[tuple[str, str, str], float] = {}
-    if args.json:
-        for rec in json.loads(Path(args.json).read_text())["results"]:
-            isa, *cc = rec["isa"].split(" ")  # "avx2", or "avx2 gcc" from a run with --cc
-            if rec["op"] in OPS and cc in ([], [args.cc]):
-                measured[(rec["ring"].split(" ")[0], isa, rec["op"])] = rec["median"]
+    measured = medians_by_kernel(Path(args.json), OPS, args.cc) if args.json else {}
     print(f"\ndependence chain of one call in ticks ({args.cc}; loads free, copies eliminated)")
     print(f"{'ring':12s} {'op':8s} {'isa':7s} {'instrs':>7s} {'chain':>7s} {'measured':>9s}")
     for name in args.rings:

@@ -20,7 +20,7 @@
    ``VEC_UOPS``). The share of the larger bound in the measured time says how much of a
    stage's time the pipes are busy, so how much a better schedule could still win.
 
-    scripts/port_bound.py [--json bench.json] [--pipeline NAME] [ring ...]
+    scripts/port_bound.py [--json bench.json [--cc CC]] [--pipeline NAME] [ring ...]
 
 With ``--json`` (from ``nttgen bench --json``) it prints the measured ticks beside the bounds.
 ISAs the CPU lacks are left out with a line that says so (``zmm`` needs AVX-512).
@@ -36,6 +36,7 @@ import tempfile
 from pathlib import Path
 
 from nttgen.bench import ALIGN_FLAGS, run_pinned
+from nttgen.bench.report import medians_by_kernel
 from nttgen.build import compiler
 from nttgen.cpu import hardware_isas
 from nttgen.dsl.ir import Buffer, Call, Function
@@ -319,6 +320,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("rings", nargs="*", default=list(PRESETS))
     ap.add_argument("--json", help="nttgen bench --json output, for the measured column")
+    ap.add_argument("--cc", default="clang-19", help="the compiler whose times a --cc run shows")
     ap.add_argument("--pipeline", default=GRB, choices=NTRU_PIPELINES, help="NTRU Prime rings")
     args = ap.parse_args()
     for name in args.rings:
@@ -335,12 +337,7 @@ def main() -> None:
     for (name, reg), t in sorted(cost.items()):
         print(f"  {name:12s} {reg}  {t:.3f}")
     print("  (butterfly: 3 multiplies, 1 subtraction, 1 addition, 1 subtraction per group)")
-    measured = {}
-    if args.json:
-        for rec in json.loads(Path(args.json).read_text())["results"]:
-            if rec["op"] in OPS:
-                # a preset with aliases is labelled "name (alias, ...)"
-                measured[(rec["ring"].split(" ")[0], rec["isa"], rec["op"])] = rec["median"]
+    measured = medians_by_kernel(Path(args.json), OPS, args.cc) if args.json else {}
     ntt_rings = [r for r in args.rings if r in PRESETS]
     if ntt_rings:
         print("\nlower limits in ticks per call: 'mul' from the multiplies alone; 'bfly' from the")

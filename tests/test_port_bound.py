@@ -4,11 +4,13 @@ NTRU Prime stage harness runs."""
 from __future__ import annotations
 
 import importlib.util
+import json
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
+from nttgen.bench.report import medians_by_kernel
 from nttgen.cpu import hardware_isas
 from nttgen.emit.ntru_files import NTRU_PIPELINES, ntru_functions
 from nttgen.generate import kernel_set
@@ -74,3 +76,32 @@ def test_stage_harness_times_every_stage() -> None:
     ]
     assert all(t > 0 for t in ticks.values())
     assert {"forward", "base", "inverse", "fold", "polymul"} <= set(counts)
+
+
+def test_measured_column_reads_runs_with_and_without_compilers(tmp_path: Path) -> None:
+    """The bound scripts' measured column (``medians_by_kernel``): a run that timed several
+    compilers names them in its columns (``avx2 gcc``), and the column shows the asked one's;
+    a run of one compiler shows that one; aliases are dropped from the ring's name and ops
+    not asked for are left out."""
+    rec = lambda ring, isa, op, t: {"ring": ring, "isa": isa, "op": op, "median": t}  # noqa: E731
+    both = tmp_path / "both.json"
+    both.write_text(
+        json.dumps(
+            {
+                "results": [
+                    rec("newhope512 (falcon512)", "avx2 gcc", "ntt", 237.0),
+                    rec("newhope512 (falcon512)", "avx2 clang-19", "ntt", 250.0),
+                    rec("newhope512 (falcon512)", "avx512 clang-19", "ntt", 122.0),
+                    rec("newhope512 (falcon512)", "avx2 clang-19", "basemul_acc", 140.0),
+                ]
+            }
+        )
+    )
+    assert medians_by_kernel(both, {"ntt"}, "gcc") == {("newhope512", "avx2", "ntt"): 237.0}
+    assert medians_by_kernel(both, {"ntt"}, "clang-19") == {
+        ("newhope512", "avx2", "ntt"): 250.0,
+        ("newhope512", "avx512", "ntt"): 122.0,
+    }
+    one = tmp_path / "one.json"
+    one.write_text(json.dumps({"results": [rec("mlkem", "avx2", "ntt", 82.0)]}))
+    assert medians_by_kernel(one, {"ntt", "intt"}, "gcc") == {("mlkem", "avx2", "ntt"): 82.0}

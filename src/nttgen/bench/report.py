@@ -3,7 +3,10 @@ for ISAs under QEMU, dynamic instructions per call."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Collection
 from itertools import pairwise
+from pathlib import Path
 
 from ..emit.isa import isa_class
 from ..lanes import I16
@@ -150,3 +153,18 @@ def compare_table(
             cells.append(f"{a.median / b.median:.2f}" if a and b and b.median else "-")
         t.add_row(*cells)
     return t
+
+
+def medians_by_kernel(
+    path: Path, ops: Collection[str], cc: str
+) -> dict[tuple[str, str, str], float]:
+    """The median ticks of a ``nttgen bench --json`` file by (ring, ISA, op), for the ops in
+    ``ops``: of the compiler ``cc`` where the run timed several (columns ``avx2 gcc``), and of
+    the one compiler otherwise. The ring is the preset's name without its aliases."""
+    out: dict[tuple[str, str, str], float] = {}
+    for rec in json.loads(path.read_text())["results"]:
+        isa, *named = rec["isa"].split(" ")
+        if rec["op"] in ops and named in ([], [cc]):
+            # a preset with aliases is labelled "name (alias, ...)"
+            out[(rec["ring"].split(" ")[0], isa, rec["op"])] = rec["median"]
+    return out
