@@ -11,7 +11,9 @@ from __future__ import annotations
 from .ir import Comment, Function, Load, Loop, Op, Stmt, Value, VarGet, walk
 
 
-def _uses(s: Stmt) -> tuple[Value, ...]:
+def stmt_uses(s: Stmt) -> tuple[Value, ...]:
+    """The values statement ``s`` reads: an op's arguments, the value a store or an
+    assignment writes, a register's initial value; none for the others."""
     if isinstance(s, Op):
         return s.args
     value = getattr(s, "value", None)
@@ -41,7 +43,7 @@ def eliminate_dead_code(fn: Function) -> int:
     while True:
         used: set[int] = set()
         for s in walk(fn.body):
-            for v in _uses(s):
+            for v in stmt_uses(s):
                 used.add(v.id)
         n = _prune(fn.body, used)
         if n == 0:

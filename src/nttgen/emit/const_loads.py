@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from ..dsl.dce import stmt_uses
 from ..dsl.ir import (
     Affine,
     Function,
@@ -31,17 +32,6 @@ from ..dsl.ir import (
 from .isa.base import Isa
 
 TABLE_NAME = "consts"
-
-
-def _value(stmt: Stmt) -> Value | None:
-    """The value a Store, VarDef or VarSet reads (their one operand)."""
-    if isinstance(stmt, Store):
-        return stmt.value
-    if isinstance(stmt, VarDef):
-        return stmt.init
-    if isinstance(stmt, VarSet):
-        return stmt.value
-    return None
 
 
 def broadcast_constants(fn: Function) -> dict[Value, int]:
@@ -97,7 +87,7 @@ def constants_from_memory(fn: Function, registers: int) -> Function:
             if isinstance(s, Loop):
                 out.append(replace(s, body=rewrite(s.body)))
                 continue
-            reads = s.args if isinstance(s, Op) else (_value(s),)
+            reads = stmt_uses(s)
             fresh: dict[Value, Value] = {}
             for c in dict.fromkeys(a for a in reads if a in consts):
                 stmt, fresh[c] = load(c)
