@@ -65,8 +65,8 @@ class TableReads:
         used avoids (see :mod:`.const_loads`)."""
         block = self.blocks[-1]
         key = (id(block), t)
-        # the entry holds its block, so no later block can reuse that id
-        if key not in self._loop_constants or self._loop_constants[key][0] is not block:
+        # the entry holds its block alive, so no later block can take that id
+        if key not in self._loop_constants:
             name = self._fresh(t.name)
             table = C.Name(self.table_name(self.fn, t))
             decl: list[C.Stmt] = [C.Decl(f"const {t.lane.c_type} *const", name, table)]
