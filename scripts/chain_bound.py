@@ -33,7 +33,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import NamedTuple
 
-from nttgen.bench import run_pinned
+from nttgen.bench.probes import time_probes
 from nttgen.bench.report import medians_by_kernel
 from nttgen.cpu import hardware_isas
 from nttgen.emit.isa import isa_class
@@ -86,13 +86,7 @@ def latency_class(mnemonic: str, reg: str) -> str:
 def measure(regs: Iterable[str]) -> dict[tuple[str, str], float]:
     """TSC ticks of one instruction of each class of :data:`PROBES` in a dependent chain (one
     store and load for ``spill``), for each register kind of ``regs`` it exists in."""
-    lines = [
-        "#include <stdio.h>",
-        "#include <stdint.h>",
-        "static inline uint64_t tsc(void) { uint32_t lo, hi;"
-        ' __asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi)); return ((uint64_t)hi << 32) | lo; }',
-        "static _Alignas(64) char slot[64];",
-    ]
+    lines = ["static _Alignas(64) char slot[64];"]
     calls = []
     for name, (pattern, kinds) in PROBES.items():
         for reg in regs:
@@ -109,27 +103,7 @@ def measure(regs: Iterable[str]) -> dict[tuple[str, str], float]:
                 f" return (double)(tsc() - t) / ({CHAIN}.0 * {ITERS}); }}"
             )
             calls.append((fn, name, reg))
-    n = len(calls)
-    lines.append(f"int main(void) {{ double best[{n}]; double (*const fns[{n}])(void) = {{")
-    lines.append(", ".join(fn for fn, _, _ in calls) + "};")
-    lines.append(f"  for (int i = 0; i < {n}; i++) best[i] = 1e9;")
-    lines.append(f"  for (int r = 0; r < 9; r++) for (int i = 0; i < {n}; i++) {{")
-    lines.append("    double t = fns[i](); if (t < best[i]) best[i] = t; }")
-    for i, (_, name, reg) in enumerate(calls):
-        lines.append(f'  printf("{name} {reg} %.4f\\n", best[{i}]);')
-    lines.append("  return 0; }")
-    flags = ["-mavx512f"] if "zmm" in regs else ["-mavx2"]
-    with tempfile.TemporaryDirectory() as tmp:
-        src = Path(tmp) / "lat.c"
-        src.write_text("\n".join(lines))
-        exe = Path(tmp) / "lat"
-        subprocess.run(["gcc", "-O2", *flags, str(src), "-o", str(exe)], check=True)
-        out = run_pinned([str(exe)], Path(tmp))
-    table = {}
-    for line in out.splitlines():
-        name, reg, ticks = line.split()
-        table[(name, reg)] = float(ticks)
-    return table
+    return time_probes(lines, calls, "zmm" in regs, rounds=9)
 
 
 class Chain(NamedTuple):

@@ -36,6 +36,7 @@ import tempfile
 from pathlib import Path
 
 from nttgen.bench import ALIGN_FLAGS, run_pinned
+from nttgen.bench.probes import time_probes
 from nttgen.bench.report import medians_by_kernel
 from nttgen.build import compiler
 from nttgen.cpu import hardware_isas
@@ -137,12 +138,7 @@ def measure(regs: tuple[str, ...]) -> dict[tuple[str, str], float]:
     """Ticks per instruction for every (instruction, register kind) of ``regs`` (``ymm``,
     ``zmm``: only those the CPU runs)."""
     # rdtsc as a volatile asm: volatile asms keep their order, an intrinsic may move
-    lines = [
-        "#include <stdio.h>",
-        "#include <stdint.h>",
-        "static inline uint64_t tsc(void) { uint32_t lo, hi;"
-        ' __asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi)); return ((uint64_t)hi << 32) | lo; }',
-    ]
+    lines: list[str] = []
     calls = []
     for k, (name, pattern) in enumerate(INSTRUCTIONS.items()):
         for reg in regs:
@@ -165,29 +161,7 @@ def measure(regs: tuple[str, ...]) -> dict[tuple[str, str], float]:
         fn = f"butterfly_{reg}"
         lines.append(probe_loop(fn, seq, (int(c),)))
         calls.append((fn, "butterfly", reg))
-    # rounds over all the loops, each loop's best kept: a disturbance lasting a few loops
-    # (another tenant on the core) then spoils one round, not every figure of one instruction
-    n = len(calls)
-    lines.append(f"int main(void) {{ double best[{n}]; double (*const fns[{n}])(void) = {{")
-    lines.append(", ".join(fn for fn, _, _ in calls) + "};")
-    lines.append(f"  for (int i = 0; i < {n}; i++) best[i] = 1e9;")
-    lines.append(f"  for (int r = 0; r < 15; r++) for (int i = 0; i < {n}; i++) {{")
-    lines.append("    double t = fns[i](); if (t < best[i]) best[i] = t; }")
-    for i, (_, name, reg) in enumerate(calls):
-        lines.append(f'  printf("{name} {reg} %.4f\\n", best[{i}]);')
-    lines.append("  return 0; }")
-    flags = ["-mavx512f"] if "zmm" in regs else ["-mavx2"]
-    with tempfile.TemporaryDirectory() as tmp:
-        src = Path(tmp) / "mb.c"
-        src.write_text("\n".join(lines))
-        exe = Path(tmp) / "mb"
-        subprocess.run(["gcc", "-O2", *flags, str(src), "-o", str(exe)], check=True)
-        out = run_pinned([str(exe)], Path(tmp))
-    table = {}
-    for line in out.splitlines():
-        name, reg, ticks = line.split()
-        table[(name, reg)] = float(ticks)
-    return table
+    return time_probes(lines, calls, "zmm" in regs, rounds=15)
 
 
 def c_args(call: Call) -> str:

@@ -10,6 +10,8 @@ from types import ModuleType
 
 import pytest
 
+from conftest import require_tool
+from nttgen.bench.probes import time_probes
 from nttgen.bench.report import medians_by_kernel
 from nttgen.cpu import hardware_isas
 from nttgen.emit.ntru_files import NTRU_PIPELINES, ntru_functions
@@ -105,3 +107,18 @@ def test_measured_column_reads_runs_with_and_without_compilers(tmp_path: Path) -
     one = tmp_path / "one.json"
     one.write_text(json.dumps({"results": [rec("mlkem", "avx2", "ntt", 82.0)]}))
     assert medians_by_kernel(one, {"ntt", "intt"}, "gcc") == {("mlkem", "avx2", "ntt"): 82.0}
+
+
+def test_probe_programs_report_each_probe_best() -> None:
+    """The probe runner both bound scripts use (``time_probes``): every probe's figure comes
+    back under its (name, register kind), the best of its rounds, here two probes whose
+    figures the rounds do not change and one that falls each round."""
+    require_tool("gcc")
+    probes = [
+        "static double one(void) { return 1.5; }",
+        "static double two(void) { return 0.25; }",
+        "static int calls; static double falls(void) { return 10.0 - ++calls; }",
+    ]
+    calls = [("one", "vpaddw", "ymm"), ("two", "vpmullw", "ymm"), ("falls", "spill", "ymm")]
+    got = time_probes(probes, calls, zmm=False, rounds=3)
+    assert got == {("vpaddw", "ymm"): 1.5, ("vpmullw", "ymm"): 0.25, ("spill", "ymm"): 7.0}
