@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from nttgen.generate import default_config
 from nttgen.interp.cost import count_ops
-from nttgen.programs.kernels import BuildConfig, build_kernels
+from nttgen.programs.build_config import BuildConfig
+from nttgen.programs.kernels import build_kernels
 from nttgen.rings import PRESETS
 
 STRUCTURES = {

@@ -17,8 +17,9 @@ from nttgen.dsl.ir import Call, Load, Store, walk
 from nttgen.generate import default_config, kernel_set
 from nttgen.interp.bounds import analyse
 from nttgen.interp.evaluate import evaluate
+from nttgen.programs.build_config import BuildConfig
 from nttgen.programs.fused import whole_pass
-from nttgen.programs.kernels import BuildConfig, build_kernels
+from nttgen.programs.kernels import build_kernels
 from nttgen.reference import schoolbook_batch
 from nttgen.rings import PRESETS, Ring, make_ring
 from nttgen.verify import coefficient_cases

@@ -14,7 +14,8 @@ from nttgen.generate import kernel_set
 from nttgen.interp.bounds import analyse
 from nttgen.interp.evaluate import evaluate
 from nttgen.plan.layout import Butterfly, MemOrder, Shuffle, plan_forward
-from nttgen.programs.kernels import BuildConfig, build_kernels
+from nttgen.programs.build_config import BuildConfig
+from nttgen.programs.kernels import build_kernels
 from nttgen.reference import schoolbook, schoolbook_batch
 from nttgen.rings import PRESETS, make_ring
 from nttgen.verify import coefficient_cases

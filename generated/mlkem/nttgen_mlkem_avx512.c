@@ -109,6 +109,11 @@
 #endif
 #endif
 
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC push_options
+#pragma GCC optimize("schedule-insns", "sched-pressure")
+#endif
+
 #ifdef NTTGEN_DEBUG
 #include <assert.h>
 
@@ -2580,5 +2585,9 @@ void nttgen_mlkem_avx512_polymul(int16_t r[256], const int16_t a[256], const int
     nttgen_mlkem_avx512_assert_range(r, 256, 0, 3328);
 #endif
 }
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC pop_options
+#endif
 
 #endif /* -mavx512f -mavx512bw */

@@ -67,6 +67,11 @@
 #endif
 #endif
 
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC push_options
+#pragma GCC optimize("schedule-insns", "sched-pressure")
+#endif
+
 #ifdef NTTGEN_DEBUG
 #include <assert.h>
 
@@ -2584,5 +2589,9 @@ void nttgen_sntrup761_avx2_polymul_small(int16_t r[761], const int16_t a[761],
     nttgen_sntrup761_avx2_assert_range(r, 761, -2295, 2295);
 #endif
 }
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC pop_options
+#endif
 
 #endif /* -mavx2 */

@@ -16,8 +16,9 @@ from .emit.isa import isa_class
 from .emit.names import Names, default_names
 from .errors import IsaUnavailableError
 from .plan.layout import simd_plan
+from .programs.build_config import BuildConfig
 from .programs.entry_points import OP_INFO
-from .programs.kernels import BuildConfig, KernelSet, RingContract, build_kernels
+from .programs.kernels import KernelSet, RingContract, build_kernels
 from .rings import PRESETS, Ring
 from .tuning import ISA_DEFAULTS, PRODUCT_GROUPS, TUNED
 

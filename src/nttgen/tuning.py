@@ -30,6 +30,16 @@ polymul 390 / 383 -> 368 / 388; ML-DSA 510 / 489 -> 491 / 484; NewHope-1024 923 
 875 / 842). NTRU Prime keeps ``native``: with ``blocks`` gcc's sntrup761 polymul went 2,838 ->
 3,022.
 
+gcc's scheduling before register allocation (``gcc_sched_pressure``: the file asks gcc for
+``-fschedule-insns -fsched-pressure`` by a pragma; x86 gcc runs neither by default, and the first
+alone spills: sntrup761 polymul 3,238 -> 5,169 ticks) is taken by ML-KEM's and Kyber-r1's
+AVX-512 files and by NTRU Prime's Good–Rader files on AVX2 (below). 2026-11-29, Zen 5, gcc 12,
+``nttgen bench`` with gcc and gcc with the two flags side by side, 500 samples, two runs,
+ratios with / without: AVX-512 ML-KEM ntt 0.97, intt 1.00, polymul 0.98; Kyber-r1 0.95-0.96,
+0.96, 0.97; ML-DSA 0.98, 1.03, 1.00; NewHope-512 0.97, 1.00, 1.03; NewHope-1024 0.99-1.00, so
+those three keep gcc's default. Every AVX2 x^n + 1 file got slower with it (ML-KEM and
+Kyber-r1 ntt 1.10, polymul 1.05-1.09; NewHope ntt 1.07-1.08).
+
 RVV (``rvv128``, ``rvv256``): single-pass indexed loads (``shuffles="indexed"``: each chunk's lane
 bits are exchanged with slot bits as it is loaded, by ``vluxei`` at constant lane offsets, the
 inverse scattering its stores by ``vsuxei``; no in-register shuffle at all) execute fewer
@@ -148,6 +158,10 @@ _RVV_PLANS: dict[tuple[str, str], tuple[tuple[int, ...], tuple[int, ...]]] = {
     ("newhope1024", "rvv256m1"): ((3, 3, 4), (0, 0, 0)),
 }
 
+_GCC_SCHED_PRESSURE_AVX512 = ("mlkem", "kyber-r1")
+"""The presets whose AVX-512 files ask gcc to schedule before register allocation, weighing
+register pressure (see the module docstring)."""
+
 TUNED: dict[tuple[str, str], dict[str, object]] = {
     ("mlkem", "avx2"): {"extra_slots": (2, 1), **_LOOPS, "unroll": True},
     ("mldsa", "avx2"): {"extra_slots": (1, 1), **_LOOPS},
@@ -158,6 +172,7 @@ TUNED: dict[tuple[str, str], dict[str, object]] = {
         (ring, "avx512"): {
             "shuffles": "blocks",
             **({"fuse_forwards": True} if ring in ("mlkem", "kyber-r1", "newhope512") else {}),
+            **({"gcc_sched_pressure": True} if ring in _GCC_SCHED_PRESSURE_AVX512 else {}),
         }
         for ring in _PRESETS
     },
@@ -257,6 +272,13 @@ sums spill."""
 # indexed_outputs: with dft_lines, the inverse's last pass as a loop reading its blocks'
 #   positions from tables of offsets. 2026-11-26, same method: AVX2 polymul 4,380 -> 4,336,
 #   polymul_small 4,400 -> 4,234 ticks (the inverse's code 7.0 -> 4.0 KiB).
+# gcc_sched_pressure: the files ask gcc for pressure-aware scheduling before register
+#   allocation (see the module docstring). 2026-11-29, Zen 5, gcc 12, sntrup761 AVX2, stage
+#   harness (best of five alternated runs), without -> with: forward 573 -> 560 and 602 ->
+#   576 ticks, base 1,028 -> 1,006 and 1,083 -> 1,043, inverse 716 -> 698 and 753 -> 723,
+#   polymul 3,093 -> 2,967 and 3,238 -> 3,033; nttgen bench, polymul 0.93, polymul_small 0.97.
+#   AVX-512 keeps gcc's default (1.03 and 1.04-1.06), and so do the Schönhage pipelines, which
+#   do not read the choice (AVX2 1.19-1.25).
 NTRU_CHOICES: dict[str, dict[str, object]] = {
     "c": {},
     "avx2": {
@@ -267,6 +289,7 @@ NTRU_CHOICES: dict[str, dict[str, object]] = {
         "ternary_forward": True,
         "rotated_forward": True,
         "indexed_outputs": True,
+        "gcc_sched_pressure": True,
     },
     "avx512": {
         "dft_lines": True,

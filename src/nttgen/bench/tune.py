@@ -14,7 +14,8 @@ from ..build import compiler
 from ..emit.files import FileWriter
 from ..emit.isa import isa_class
 from ..generate import canonical_command, kernel_set
-from ..programs.kernels import BuildConfig, build_kernels
+from ..programs.build_config import BuildConfig
+from ..programs.kernels import build_kernels
 from ..rings import Ring
 from . import Entry, op_label, run_entries
 

@@ -38,8 +38,39 @@ def opaque_macro(name: str) -> list[C.Top]:
 def gcc_opaque_macro(name: str) -> list[C.Top]:
     """``name(p)`` (``NTTGEN_GCC_OPAQUE(p)``): :func:`opaque_macro` for gcc alone (clang,
     which builds the table's constants better than gcc, sees them)."""
-    gcc = "defined(__GNUC__) && !defined(__clang__)"
-    return gnu_macro(f"{name}(p)", '__asm__("" : "+r"(p))', "((void)0)", gcc)
+    return gnu_macro(f"{name}(p)", '__asm__("" : "+r"(p))', "((void)0)", GCC_ONLY)
+
+
+GCC_ONLY = "defined(__GNUC__) && !defined(__clang__)"
+"""The preprocessor test that holds for gcc and not for clang (which defines __GNUC__ too)."""
+
+SCHED_PRESSURE = ("schedule-insns", "sched-pressure")
+"""gcc's instruction scheduling before register allocation, weighing register pressure
+(``-fschedule-insns -fsched-pressure``; x86 builds run neither by default)."""
+
+
+def gcc_options(options: tuple[str, ...]) -> tuple[list[C.Top], list[C.Top]]:
+    """The directives that compile what lies between them with gcc's optimisation ``options``
+    added (``#pragma GCC push_options`` / ``optimize(...)``), and those that restore the
+    includer's (``pop_options``), so that a unity build including the file keeps its own.
+    Returns (opening, closing), each after a blank line; both are empty where ``options`` is."""
+    if not options:
+        return [], []
+    quoted = ", ".join(f'"{o}"' for o in options)
+    opening = [
+        C.Blank(),
+        C.Directive(f"#if {GCC_ONLY}"),
+        C.Directive("#pragma GCC push_options"),
+        C.Directive(f"#pragma GCC optimize({quoted})"),
+        C.Directive("#endif"),
+    ]
+    closing = [
+        C.Blank(),
+        C.Directive(f"#if {GCC_ONLY}"),
+        C.Directive("#pragma GCC pop_options"),
+        C.Directive("#endif"),
+    ]
+    return opening, closing
 
 
 def attribute_macro(macro: str, attribute: str) -> list[C.Top]:

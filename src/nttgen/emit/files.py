@@ -20,7 +20,14 @@ from ..ring_family import RingSpec
 from ..version import __version__
 from . import c_ast as C
 from .c_emit import ALIGN_MACRO, DEBUG_MACRO, NOINLINE_MACRO, CEmitter
-from .c_macros import attribute_macro, gcc_opaque_macro, opaque_macro, range_check_helper
+from .c_macros import (
+    SCHED_PRESSURE,
+    attribute_macro,
+    gcc_opaque_macro,
+    gcc_options,
+    opaque_macro,
+    range_check_helper,
+)
 from .const_loads import constants_for
 from .isa import isa_class
 from .isa.base import EmitContext, Isa
@@ -192,6 +199,8 @@ class CFileWriter:
     without a transform domain: True)."""
     variant_tag: str = ""
     """The infix a non-default program variant puts in file and symbol names (``sn``)."""
+    gcc_sched_pressure: bool = False
+    """Whether the .c asks gcc to schedule weighing register pressure (see nttgen.tuning)."""
 
     def _register_tables(self) -> None:
         # each function as its backend reads its constants (after the op counts, which count
@@ -356,6 +365,8 @@ class CFileWriter:
             *(opaque_macro(self.isa.ctx.macro(OPAQUE_MACRO)) if self._opaque_pointers() else []),
             *(gcc_opaque_macro(self.isa.ctx.macro(GCC_OPAQUE_MACRO)) if self._gcc_opaque() else []),
         ]
+        sched_on, sched_off = gcc_options(SCHED_PRESSURE if self.gcc_sched_pressure else ())
+        u.items += sched_on
         u.items += self._prelude()
         kernels: list[C.Top] = []
         for name, fn in self.functions.items():
@@ -382,6 +393,7 @@ class CFileWriter:
                 )
             )
         u.items += kernels
+        u.items += sched_off
         if self.isa.compile_checks:
             u.items += [C.Blank(), C.Directive(f"#endif /* {self._flags_text()} */")]
         return u.render()
@@ -513,6 +525,7 @@ class FileWriter(CFileWriter):
         self.command = command
         self.stem = self.prefix
         self.functions = ks.functions
+        self.gcc_sched_pressure = ks.config.gcc_sched_pressure
         self.costs = {name: self._costs(fn) for name, fn in ks.functions.items()}
         self._register_tables()
 

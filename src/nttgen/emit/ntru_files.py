@@ -207,6 +207,7 @@ class NtruFileWriter(CFileWriter):
         self.lanes = self.fs.shape.lanes
         self.docs = entry_docs(ring)
         self.functions = self.fs.functions
+        self.gcc_sched_pressure = self.fs.gcc_sched_pressure
         self.costs = {n: dict(count_ops(f, {})) for n, f in self.fs.functions.items()}
         self._register_tables()
 
