@@ -104,6 +104,7 @@ def _evaluate(
     ternary_forward: bool = False,
     rotated_forward: bool = False,
     indexed_outputs: bool = False,
+    looped_products: bool = False,
 ) -> NtruFunctions:
     config = NtruConfig(
         base_products=products,
@@ -114,6 +115,7 @@ def _evaluate(
         ternary_forward=ternary_forward,
         rotated_forward=rotated_forward,
         indexed_outputs=indexed_outputs,
+        looped_products=looped_products,
     )
     fs = build_good_rader(p, q, Arith(q, I16), lanes, zip_group, config)
     # polymul_small transforms the small operand by its own DFT, or by the shared one
@@ -144,6 +146,20 @@ def test_programs_compute_the_product(
     The transposes use the moves of the ISAs at that width: NEON's ``trn`` swaps at 8 lanes,
     x86's 128-bit-group zips at 16 and 32."""
     _evaluate(P, Q, lanes, seed=lanes, zip_group=zip_group, products=products)
+
+
+@pytest.mark.parametrize(("lanes", "zip_group"), [(16, 3), (32, 3)])
+def test_looped_wide_products_compute_the_product(lanes: int, zip_group: int | None) -> None:
+    """The base's double-width sums as loops over each product's coefficients, reading the
+    wrapped operand back from a scratch array: the same product under checked evaluation.
+    Only split pieces take the loops (32 lanes); at 16 lanes the choice changes nothing."""
+    looped = _evaluate(P, Q, lanes, 40 + lanes, zip_group, "wide", looped_products=True)
+    base = looped.functions["base"]
+    assert ("ye" in [b.name for b in base.locals]) == (lanes == 32)
+    if lanes == 32:  # a loop over the coefficients inside the loop over the products
+        assert any(
+            isinstance(s, Loop) and any(isinstance(t, Loop) for t in s.body) for s in base.body
+        )
 
 
 @pytest.mark.parametrize(("lanes", "zip_group"), [(2, None), (16, 3), (16, None)])
@@ -497,6 +513,23 @@ OTHER_PRODUCTS = [
 PRODUCT_MARKERS = {"karatsuba": None, "wide": "_mredw(", "pairs": "_pair_mred("}
 
 
+def test_compiled_wide_products_unrolled() -> None:
+    """AVX-512's base with its products unrolled, the other way from its default (loops
+    over the coefficients, see tuning.NTRU_CHOICES): against the schoolbook product, the
+    exact evaluator of the same program and the default portable C."""
+    require_isa("avx512")
+    ring = get_ntru_ring("sntrup761")
+    assert ntru_config(ring, "avx512").looped_products
+    config = dataclasses.replace(ntru_config(ring, "avx512"), looped_products=False)
+    k = Kernel(ring, "avx512", files=generate_ntru(ring, "avx512", config=config))
+    assert "ye[" not in k.files.source
+    assert "ye[" in generate_ntru(ring, "avx512").source
+    a, b, big = _check_compiled(k, load("sntrup761", "c"), seed=43)
+    fs = ntru_functions(ring, "avx512", config=config)
+    exact = evaluate(fs.functions["polymul"], Arith(Q, I16), {"a": a, "b": b}, checked=True)
+    assert (big == exact["r"]).all()
+
+
 @pytest.mark.parametrize(("isa", "choice"), OTHER_PRODUCTS)
 def test_compiled_base_products(isa: str, choice: BaseProducts) -> None:
     """Each ISA's C with the base's products made each other way it can emit, so that every
@@ -593,9 +626,16 @@ def test_another_parameter_set(lanes: int) -> None:
 
 
 @pytest.mark.parametrize(
-    ("lanes", "products"), [(16, "karatsuba"), (16, "pairs"), (32, "karatsuba"), (32, "wide")]
+    ("lanes", "products", "looped"),
+    [
+        (16, "karatsuba", False),
+        (16, "pairs", False),
+        (32, "karatsuba", False),
+        (32, "wide", False),
+        (32, "wide", True),
+    ],
 )
-def test_forward_and_base_stages_alone(lanes: int, products: BaseProducts) -> None:
+def test_forward_and_base_stages_alone(lanes: int, products: BaseProducts, looped: bool) -> None:
     """forward's row k is the map's piece k times the trace's sign; base's row k is the
     product of the rows mod x^m - t_k, times beta^-1 (and times 2 where the base splits
     the pieces: at 32 lanes, where every t_k is a square), whichever way it multiplies."""
@@ -603,7 +643,8 @@ def test_forward_and_base_stages_alone(lanes: int, products: BaseProducts) -> No
     assert (shape.m, shape.axes, shape.base_scale) == (
         (16, (17, 3, 2), 1) if lanes == 16 else (32, (17, 3), 2)
     )
-    fs = build_good_rader(P, Q, Arith(Q, I16), lanes, 3, NtruConfig(base_products=products))
+    config = NtruConfig(base_products=products, looped_products=looped)
+    fs = build_good_rader(P, Q, Arith(Q, I16), lanes, 3, config)
     gt = GoodThomasMap(Q, shape.m, shape.axes)
     rng = random.Random(7)
     a = [rng.randint(-H, H) for _ in range(P)]

@@ -245,6 +245,12 @@ sums spill."""
 #   (polymul 51,668 with Karatsuba, 46,681 with the sums) and AVX-512 (nttgen bench, 300
 #   samples: polymul 5,671 -> 5,475 ticks with the sums; pair sums need one piece per register
 #   and unsplit pieces, and AVX-512's 32-lane shape splits them).
+# looped_products: AVX-512's wide products of split pieces as loops over their coefficients.
+#   2026-11-29, Zen 5, nttgen bench's harness, both trees' files in one binary, 500 samples,
+#   two runs, gcc 12 / clang-19: polymul 2,485 / 2,706 -> 2,119 / 2,421 and 2,393 / 2,626 ->
+#   2,057 / 2,359 ticks, polymul_small 2,477 / 2,688 -> 2,141 / 2,458. The base alone got
+#   slower with gcc (stage harness: 1,071 -> 1,183; clang 1,633 -> 1,141), but the stages of
+#   polymul now sum to its time: the unrolled base was 18 KB of code.
 # coarse_reductions: barrett_coarse (one rounding high product) wherever its wider range
 #   (within 0.63q for q = 4591) serves. 2026-11-25, polymul: AVX2 by vpmulhrsw, 3
 #   instructions where barrett takes 5 (stage harness, clang-19: forward 989 -> 906 ticks,
@@ -294,6 +300,7 @@ NTRU_CHOICES: dict[str, dict[str, object]] = {
     "avx512": {
         "dft_lines": True,
         "base_products": "wide",
+        "looped_products": True,
         "coarse_reductions": True,
         "ternary_forward": True,
         "rotated_forward": True,

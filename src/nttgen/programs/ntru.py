@@ -185,7 +185,7 @@ def build_good_rader(
     small = f[small_name].contract.outputs["r"]
     S = builder("base", f"products modulo x^{m} - t_k, pieces in lanes")
     b_range = (min(big[0], small[0]), max(big[1], small[1]))
-    program_base(S, shape, big, b_range, zip_group, c.base_products)
+    program_base(S, shape, big, b_range, zip_group, c.base_products, c.looped_products)
     f["base"] = stage(S)
     S = builder("inverse", "unnormalised inverse DFT over blocks")
     base_out = f["base"].contract.outputs["r"]

@@ -92,6 +92,36 @@ class Products:
         return out  # type: ignore[return-value]
 
 
+def _extension(
+    S: Builder, red: Reducer, y: list[Value], t: tuple[Value, Value]
+) -> dict[int, Value]:
+    """y' for the product modulo x^n - t: y'_j = y_j for 0 <= j < n and t * y_(j+n) for
+    -n < j < 0 (x^n = t), y within q first."""
+    n = len(y)
+    y = [red.within(v, S.arith.q) for v in y]
+    ext = {j: y[j] for j in range(n)}
+    for j in range(1, n):
+        ext[j - n] = S.mulconst(y[j], t[0], t[1], hint="yt")
+    return ext
+
+
+def _coefficient(S: Builder, x: list[Value], ext_at: Callable[[int], Value]) -> Value:
+    """sum_i x_i * ext_at(i) times beta^-1 (``ext_at(i)`` = y'_(k-i) for coefficient k): one
+    exact sum in double-width lanes (``madd`` of two products at a time, ``addw``) and one
+    Montgomery reduction (``mredw``)."""
+    n = len(x)
+    acc: Value | None = None
+    for i in range(0, n, 2):
+        if i + 1 < n:
+            w = S.madd(x[i], ext_at(i), x[i + 1], ext_at(i + 1), hint="w")
+        else:  # an odd n: the last product alone
+            zero = S.const(0, hint="zero")
+            w = S.madd(x[i], ext_at(i), zero, zero, hint="w")
+        acc = w if acc is None else S.addw(acc, w, hint="acc")
+    assert acc is not None
+    return S.mredw(acc, hint="c")
+
+
 def twisted_product(
     S: Builder, red: Reducer
 ) -> Callable[[list[Value], list[Value], tuple[Value, Value]], list[Value]]:
@@ -105,28 +135,45 @@ def twisted_product(
     function (x, y, t) -> the n coefficient vectors."""
 
     def product(x: list[Value], y: list[Value], t: tuple[Value, Value]) -> list[Value]:
-        n = len(x)
-        y = [red.within(v, S.arith.q) for v in y]
-        ext = {j: y[j] for j in range(n)}
-        for j in range(1, n):
-            ext[j - n] = S.mulconst(y[j], t[0], t[1], hint="yt")
-        worst = max(S.bound(v).magnitude for v in ext.values())
-        x = red.for_sums(x, n, worst)
-        out: list[Value] = []
-        for k in range(n):
-            acc: Value | None = None
-            for i in range(0, n, 2):
-                if i + 1 < n:
-                    w = S.madd(x[i], ext[k - i], x[i + 1], ext[k - i - 1], hint="w")
-                else:  # an odd n: the last product alone
-                    zero = S.const(0, hint="zero")
-                    w = S.madd(x[i], ext[k - i], zero, zero, hint="w")
-                acc = w if acc is None else S.addw(acc, w, hint="acc")
-            assert acc is not None
-            out.append(S.mredw(acc, hint="c"))
-        return out
+        ext = _extension(S, red, y, t)
+        x = red.for_sums(x, len(x), max(S.bound(v).magnitude for v in ext.values()))
+        return [_coefficient(S, x, lambda i, k=k: ext[k - i]) for k in range(len(x))]
 
     return product
+
+
+class LoopedTwistedProduct:
+    """:func:`twisted_product` of ``count`` products of n coefficients, each as a loop over
+    its coefficients: :meth:`wrap` (in one loop) stores y' of product v to a scratch array,
+    2n - 1 vectors, y'_(1-n) first; :meth:`product` (in a later loop: the interval analysis
+    commits a loop's stores when it ends) runs trip k of its loop on the n values of y' that
+    coefficient k sums, read back from there. The same operations per coefficient in about
+    1/n of the code (AVX-512's unrolled products of 16 coefficients took 18 KB)."""
+
+    def __init__(self, S: Builder, red: Reducer, n: int, count: int) -> None:
+        self.S, self.red, self.n = S, red, n
+        self.stride = (2 * n - 1) * S.fn.lanes
+        self.scratch = S.local("ye", count * self.stride)
+        self.worst = 0
+
+    def wrap(self, v: Affine, y: list[Value], t: tuple[Value, Value]) -> None:
+        """Store y' of product v (y: its n coefficient vectors, t: x^n = t)."""
+        S, n, L = self.S, self.n, self.S.fn.lanes
+        ext = _extension(S, self.red, y, t)
+        for j in range(1 - n, n):
+            self.worst = max(self.worst, S.bound(ext[j]).magnitude)
+            S.store(self.scratch, v * self.stride + (j + n - 1) * L, ext[j])
+
+    def product(self, v: Affine, x: list[Value], store: Callable[[Affine, Value], None]) -> None:
+        """Coefficient k of product v (x: its n coefficient vectors) to ``store(k, c_k)``."""
+        S, n, L = self.S, self.n, self.S.fn.lanes
+        x = self.red.for_sums(x, n, self.worst)
+
+        def coefficient(k: LoopVar) -> None:
+            at = v * self.stride + (Affine.of(k) + (n - 1)) * L  # y'_k
+            store(Affine.of(k), _coefficient(S, x, lambda i: S.load(self.scratch, at + -i * L)))
+
+        S.loop(n, coefficient, hint="k", unroll=False)
 
 
 def karatsuba_product(
@@ -161,13 +208,15 @@ def program_base(
     contract_b: tuple[int, int],
     zip_group: int | None = None,
     products: BaseProducts = "karatsuba",
+    looped: bool = False,
 ) -> None:
     """base(r, a, b): row k of r = (row k of a) * (row k of b) * beta^-1 mod (x^m - t_k), for
     every row (the padding rows have t = 0 and zero inputs). ``zip_group``: the ISA's
     interleave group in lane bits, for the transposes (None: ``shuffle`` only);
     ``products``: "wide", by :func:`twisted_product` (double-width sums); "karatsuba", by
     :func:`karatsuba_product`; "pairs", by :func:`program_base_pairs` where its shape allows
-    (:func:`pairs_fit`), else as "karatsuba"."""
+    (:func:`pairs_fit`), else as "karatsuba". ``looped``: the "wide" products of split pieces
+    as loops over their coefficients (:class:`LoopedTwistedProduct`)."""
     if products not in BASE_PRODUCTS:
         raise ValueError(f"base products {products!r}: choose one of {', '.join(BASE_PRODUCTS)}")
     if products == "pairs" and pairs_fit(shape):
@@ -190,6 +239,7 @@ def program_base(
         return load_rows(S, src, k0, m, m, zip_group, red)
 
     product = twisted_product(S, red) if products == "wide" else karatsuba_product(S, red)
+    looped = looped and products == "wide"
 
     roots = shape.split_roots
     if roots is not None:
@@ -255,9 +305,20 @@ def program_base(
             for i, val in enumerate(plus + minus):
                 S.store(dst, k0 * m + i * L, val)
 
+    looped_products = LoopedTwistedProduct(S, red, half, 2 * groups) if looped else None
+
+    def wrap_half(v: LoopVar) -> None:
+        at = Affine.of(v) * (half * L)
+        yh = [S.load(ys, at + i * L, hint="y") for i in range(half)]
+        assert looped_products is not None
+        looped_products.wrap(Affine.of(v), yh, half_root(Affine.of(v) * L))
+
     def half_product(v: LoopVar) -> None:
         at = Affine.of(v) * (half * L)
         xh = [S.load(xs, at + i * L, hint="x") for i in range(half)]
+        if looped_products is not None:
+            looped_products.product(Affine.of(v), xh, lambda k, val: S.store(cs, at + k * L, val))
+            return
         yh = [S.load(ys, at + i * L, hint="y") for i in range(half)]
         t = half_root(Affine.of(v) * L)
         for i, val in enumerate(product(xh, yh, t)):
@@ -276,6 +337,8 @@ def program_base(
         store_rows(k0, lo + hi)
 
     S.loop(groups, split_group, hint="grp", unroll=False)
+    if looped_products is not None:
+        S.loop(2 * groups, wrap_half, hint="half", unroll=False)
     S.loop(2 * groups, half_product, hint="half", unroll=False)
     S.loop(groups, join_group, hint="grp", unroll=False)
 

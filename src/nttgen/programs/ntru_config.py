@@ -58,9 +58,11 @@ class NtruConfig:
       (:mod:`nttgen.programs.ntru_ternary`);
     - ``rotated_forward``: with ``dft_lines``, ``forward`` by Rader's algorithm on each line's
       nonzero blocks (no grid); ``indexed_outputs``: with ``dft_lines``, the inverse's last
-      pass a loop reading its blocks' positions from tables; ``gcc_sched_pressure``: the
-      files ask gcc to schedule instructions before register allocation, weighing register
-      pressure (:func:`nttgen.emit.c_macros.gcc_options`)."""
+      pass a loop reading its blocks' positions from tables;
+    - ``looped_products``: the base's "wide" products of split pieces as loops over their
+      coefficients (:class:`nttgen.programs.ntru_base.LoopedTwistedProduct`);
+    - ``gcc_sched_pressure``: the files ask gcc to schedule instructions before register
+      allocation, weighing register pressure (:func:`nttgen.emit.c_macros.gcc_options`)."""
 
     coarse_reductions: bool = False
     base_products: BaseProducts = "karatsuba"
@@ -74,4 +76,5 @@ class NtruConfig:
     ternary_forward: bool = False
     rotated_forward: bool = False
     indexed_outputs: bool = False
+    looped_products: bool = False
     gcc_sched_pressure: bool = False
