@@ -113,7 +113,7 @@ void nttgen_kyber_r1_basemul(int16_t r[256], const int16_t a[256], const int16_t
  *
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[256]: on exit in [-3840, 3840] (any ISA)
+ * r[256]: on exit in [-5118, 5117] (any ISA)
  * a[256 x k]: on entry in [-18519, 18519] (every ISA)
  * b[256 x k]: on entry in [-18519, 18519] (every ISA)
  * k: number of products, at least 1 (public; loops depend on it, never on data)
@@ -137,7 +137,7 @@ void nttgen_kyber_r1_basemul_cache(int16_t cache[256], const int16_t b[256]);
  *
  * Input:  a, b: k polynomials each, NTT domain, native order; cache: their k caches
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[256]: on exit in [-3840, 3840] (any ISA)
+ * r[256]: on exit in [-5629, 5628] (any ISA)
  * a[256 x k]: on entry in [-7680, 7680] (every ISA)
  * b[256 x k]: on entry in [-18519, 18519] (every ISA)
  * cache[256 x k]: on entry in [-32768, 32767] (every ISA)
@@ -151,7 +151,7 @@ void nttgen_kyber_r1_basemul_acc_cached(int16_t r[256], const int16_t *a, const 
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[256]: on entry in [-9073, 9073] (every ISA), on exit in [-5418, 5418] (any ISA)
+ * a[256]: on entry in [-9073, 9073] (every ISA), on exit in [-5506, 5506] (any ISA)
  */
 void nttgen_kyber_r1_intt(int16_t a[256]);
 

@@ -24,8 +24,8 @@
  *       ops: load 32, store 16, montmul_var 16
  *   nttgen_kyber_r1_avx2_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
- *       a in [-18519, 18519], b in [-18519, 18519] -> r in [-3840, 3840]
- *       ops: load 32, store 16, montmul_var 16, barrett 16
+ *       a in [-18519, 18519], b in [-18519, 18519] -> r in [-5118, 5117]
+ *       ops: load 32, store 16, montmul_var 16, barrett_coarse 16
  *       coefficient reductions: 256
  *   nttgen_kyber_r1_avx2_basemul_cache: multiplication cache of b, for basemul_acc_cached: what
  *     every product by b would recompute (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1
@@ -34,12 +34,12 @@
  *       ops: load 16, store 16, mullo 16, const 16
  *   nttgen_kyber_r1_avx2_basemul_acc_cached: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs,
  *     given the caches of the b_i (basemul_cache), stored one after another
- *       a in [-7680, 7680], b in [-18519, 18519], cache in [-32768, 32767] -> r in [-3840, 3840]
- *       ops: load 48, store 16, montmul_twist 16, barrett 16
+ *       a in [-7680, 7680], b in [-18519, 18519], cache in [-32768, 32767] -> r in [-5629, 5628]
+ *       ops: load 48, store 16, montmul_twist 16, barrett_coarse 16
  *       coefficient reductions: 256
  *   nttgen_kyber_r1_avx2_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-9073, 9073] -> a in [-5417, 5417]
- *       ops: load 100, store 32, add 64, sub 64, montmul 72, barrett 8, shuffle 24, zip 8
+ *       a in [-9073, 9073] -> a in [-5505, 5505]
+ *       ops: load 100, store 32, add 64, sub 64, montmul 72, barrett_coarse 8, shuffle 24, zip 8
  *       coefficient reductions: 128
  *   nttgen_kyber_r1_avx2_reduce: full reduction, in place: every coefficient to its representative
  *     in [0, q)
@@ -72,9 +72,9 @@
  *       ops: load 16, store 16, shuffle 24, zip 8
  *   nttgen_kyber_r1_avx2_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-7680, 7680], b in [-7680, 7680] -> r in [0, 7680]
- *       ops: load 320, store 48, add 192, sub 192, montmul 200, montmul_var 16, barrett 23,
- *         cond_add_q 16, shuffle 72, zip 24
- *       coefficient reductions: 368
+ *       ops: load 320, store 48, add 192, sub 192, montmul 200, montmul_var 16, barrett 8,
+ *         barrett_coarse 16, cond_add_q 16, shuffle 72, zip 24
+ *       coefficient reductions: 384
  */
 #if !defined(NTTGEN_NO_ISA_CHECK) && !defined(__AVX2__)
 #error "compile this avx2 file with -mavx2 (__AVX2__ is not defined)"
@@ -180,20 +180,13 @@ static inline __m256i nttgen_kyber_r1_avx2_barrett(__m256i a) {
 }
 
 /*
- * barrett(a) + barrett(b) as (a + b) - (ra + rb)*q, ra and rb the two
- * quotients: the same lanes, one multiplication and one subtraction fewer.
+ * Barrett reduction by one rounding high product: t = round(a*4 / 2^15)
+ * (vpmulhrsw), then a - t*q: congruent to a, in a wider range than barrett.
  */
-static inline __m256i nttgen_kyber_r1_avx2_barrett_add(__m256i a, __m256i b) {
-    const __m256i ra = _mm256_srai_epi16(
-        _mm256_add_epi16(_mm256_mulhi_epi16(a, _mm256_set1_epi16(17474)), _mm256_set1_epi16(1024)),
-        11);
-    const __m256i rb = _mm256_srai_epi16(
-        _mm256_add_epi16(_mm256_mulhi_epi16(b, _mm256_set1_epi16(17474)), _mm256_set1_epi16(1024)),
-        11);
+static inline __m256i nttgen_kyber_r1_avx2_barrett_coarse(__m256i a) {
+    const __m256i t = _mm256_mulhrs_epi16(a, _mm256_set1_epi16(4));
     const __m256i qv = nttgen_kyber_r1_avx2_keep(_mm256_set1_epi16(7681));
-    const __m256i t = _mm256_mullo_epi16(_mm256_add_epi16(ra, rb), qv);
-    const __m256i s = _mm256_add_epi16(a, b);
-    return nttgen_kyber_r1_avx2_keep(_mm256_sub_epi16(s, t));
+    return _mm256_sub_epi16(a, _mm256_mullo_epi16(t, qv));
 }
 
 /*
@@ -986,11 +979,11 @@ void nttgen_kyber_r1_avx2_basemul(int16_t r[256], const int16_t a[256], const in
  *
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[256]: on exit in [-3840, 3840]
+ * r[256]: on exit in [-5118, 5117]
  * a[256 x k]: on entry in [-18519, 18519]
  * b[256 x k]: on entry in [-18519, 18519]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 32, store 16, montmul_var 16, barrett 16
+ * Ops per call: load 32, store 16, montmul_var 16, barrett_coarse 16
  */
 void nttgen_kyber_r1_avx2_basemul_acc(int16_t r[256], const int16_t *a, const int16_t *b,
                                       size_t k) {
@@ -1078,20 +1071,22 @@ void nttgen_kyber_r1_avx2_basemul_acc(int16_t r[256], const int16_t *a, const in
                     acc_9 = acc_13;
                 }
             }
-            const __m256i red_0 = nttgen_kyber_r1_avx2_barrett(acc_6);
-            const __m256i acc_14 = _mm256_add_epi16(red_0, acc_8);
+            const __m256i red_0 = nttgen_kyber_r1_avx2_barrett_coarse(acc_6);
+            const __m256i red_1 = nttgen_kyber_r1_avx2_barrett_coarse(acc_8);
+            const __m256i acc_14 = _mm256_add_epi16(red_0, red_1);
             acc_6 = acc_14;
-            const __m256i red_1 = nttgen_kyber_r1_avx2_barrett(acc_7);
-            const __m256i acc_15 = _mm256_add_epi16(red_1, acc_9);
+            const __m256i red_2 = nttgen_kyber_r1_avx2_barrett_coarse(acc_7);
+            const __m256i red_3 = nttgen_kyber_r1_avx2_barrett_coarse(acc_9);
+            const __m256i acc_15 = _mm256_add_epi16(red_2, red_3);
             acc_7 = acc_15;
         }
-        const __m256i red_2 = nttgen_kyber_r1_avx2_barrett(acc_6);
-        const __m256i red_3 = nttgen_kyber_r1_avx2_barrett(acc_7);
-        _mm256_storeu_si256((__m256i *)&r[i_0 * 32], red_2);
-        _mm256_storeu_si256((__m256i *)(&r[i_0 * 32] + 16), red_3);
+        const __m256i red_4 = nttgen_kyber_r1_avx2_barrett_coarse(acc_6);
+        const __m256i red_5 = nttgen_kyber_r1_avx2_barrett_coarse(acc_7);
+        _mm256_storeu_si256((__m256i *)&r[i_0 * 32], red_4);
+        _mm256_storeu_si256((__m256i *)(&r[i_0 * 32] + 16), red_5);
     }
 #ifdef NTTGEN_DEBUG
-    nttgen_kyber_r1_avx2_assert_range(r, 256, -3840, 3840);
+    nttgen_kyber_r1_avx2_assert_range(r, 256, -5118, 5117);
 #endif
 }
 
@@ -1126,12 +1121,12 @@ void nttgen_kyber_r1_avx2_basemul_cache(int16_t cache[256], const int16_t b[256]
  *
  * Input:  a, b: k polynomials each, NTT domain, native order; cache: their k caches
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[256]: on exit in [-3840, 3840]
+ * r[256]: on exit in [-5629, 5628]
  * a[256 x k]: on entry in [-7680, 7680]
  * b[256 x k]: on entry in [-18519, 18519]
  * cache[256 x k]: on entry in [-32768, 32767]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 48, store 16, montmul_twist 16, barrett 16
+ * Ops per call: load 48, store 16, montmul_twist 16, barrett_coarse 16
  */
 void nttgen_kyber_r1_avx2_basemul_acc_cached(int16_t r[256], const int16_t *a, const int16_t *b,
                                              const int16_t *cache, size_t k) {
@@ -1342,18 +1337,22 @@ void nttgen_kyber_r1_avx2_basemul_acc_cached(int16_t r[256], const int16_t *a, c
                     }
                 }
             }
-            const __m256i acc_22 = nttgen_kyber_r1_avx2_barrett_add(acc_10, acc_12);
+            const __m256i red_0 = nttgen_kyber_r1_avx2_barrett_coarse(acc_12);
+            const __m256i red_1 = nttgen_kyber_r1_avx2_barrett_coarse(acc_10);
+            const __m256i acc_22 = _mm256_add_epi16(red_1, red_0);
             acc_10 = acc_22;
-            const __m256i acc_23 = nttgen_kyber_r1_avx2_barrett_add(acc_11, acc_13);
+            const __m256i red_2 = nttgen_kyber_r1_avx2_barrett_coarse(acc_13);
+            const __m256i red_3 = nttgen_kyber_r1_avx2_barrett_coarse(acc_11);
+            const __m256i acc_23 = _mm256_add_epi16(red_3, red_2);
             acc_11 = acc_23;
         }
-        const __m256i red_4 = nttgen_kyber_r1_avx2_barrett(acc_10);
-        const __m256i red_5 = nttgen_kyber_r1_avx2_barrett(acc_11);
+        const __m256i red_4 = nttgen_kyber_r1_avx2_barrett_coarse(acc_10);
+        const __m256i red_5 = nttgen_kyber_r1_avx2_barrett_coarse(acc_11);
         _mm256_storeu_si256((__m256i *)&r[i_0 * 32], red_4);
         _mm256_storeu_si256((__m256i *)(&r[i_0 * 32] + 16), red_5);
     }
 #ifdef NTTGEN_DEBUG
-    nttgen_kyber_r1_avx2_assert_range(r, 256, -3840, 3840);
+    nttgen_kyber_r1_avx2_assert_range(r, 256, -5629, 5628);
 #endif
 }
 
@@ -1362,8 +1361,8 @@ void nttgen_kyber_r1_avx2_basemul_acc_cached(int16_t r[256], const int16_t *a, c
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[256]: on entry in [-9073, 9073], on exit in [-5417, 5417]
- * Ops per call: load 100, store 32, add 64, sub 64, montmul 72, barrett 8, shuffle 24, zip 8
+ * a[256]: on entry in [-9073, 9073], on exit in [-5505, 5505]
+ * Ops per call: load 100, store 32, add 64, sub 64, montmul 72, barrett_coarse 8, shuffle 24, zip 8
  */
 void nttgen_kyber_r1_avx2_intt(int16_t a[256]) {
     const int16_t *const zetas_dit_0 = nttgen_kyber_r1_avx2_intt_zetas_dit;
@@ -1374,33 +1373,33 @@ void nttgen_kyber_r1_avx2_intt(int16_t a[256]) {
     // inverse layers 1, 2, 3, 4, 5, 6, 7: 16 register(s) per chunk
     // inverse layers 0: 8 register(s) per chunk
     const __m256i x_0 = _mm256_loadu_si256((const __m256i *)&a[96]);
-    const __m256i x_1 = _mm256_loadu_si256((const __m256i *)&a[112]);
-    const __m256i x_2 = _mm256_loadu_si256((const __m256i *)&a[224]);
+    const __m256i x_1 = _mm256_loadu_si256((const __m256i *)&a[224]);
+    const __m256i x_2 = _mm256_loadu_si256((const __m256i *)&a[112]);
     const __m256i x_3 = _mm256_loadu_si256((const __m256i *)&a[240]);
     const __m256i zeta_0 = _mm256_load_si256((const __m256i *)&zetas_dit_0[0]);
     const __m256i zetaqinv_0 = _mm256_load_si256((const __m256i *)&zetas_dit_0[16]);
-    const __m256i x_4 = _mm256_add_epi16(x_0, x_1);
-    const __m256i x_5 = _mm256_sub_epi16(x_0, x_1);
-    const __m256i x_6 = nttgen_kyber_r1_avx2_ilv16_lo(x_4, x_5);
-    const __m256i x_7 = nttgen_kyber_r1_avx2_ilv16_hi(x_4, x_5);
-    const __m256i x_8 = _mm256_add_epi16(x_2, x_3);
-    const __m256i x_9 = _mm256_sub_epi16(x_2, x_3);
-    const __m256i x_10 = _mm256_loadu_si256((const __m256i *)&a[64]);
-    const __m256i x_11 = _mm256_loadu_si256((const __m256i *)&a[32]);
-    const __m256i x_12 = _mm256_loadu_si256((const __m256i *)&a[80]);
-    const __m256i x_13 = _mm256_loadu_si256((const __m256i *)&a[48]);
-    const __m256i x_14 = nttgen_kyber_r1_avx2_ilv16_lo(x_8, x_9);
-    const __m256i x_15 = nttgen_kyber_r1_avx2_ilv16_hi(x_8, x_9);
-    const __m256i t_0 = nttgen_kyber_r1_avx2_montmul(x_7, zeta_0, zetaqinv_0);
-    const __m256i x_16 = _mm256_loadu_si256((const __m256i *)&a[192]);
-    const __m256i x_17 = _mm256_loadu_si256((const __m256i *)&a[160]);
-    const __m256i x_18 = _mm256_loadu_si256((const __m256i *)&a[208]);
+    const __m256i x_4 = _mm256_add_epi16(x_0, x_2);
+    const __m256i x_5 = _mm256_sub_epi16(x_0, x_2);
+    const __m256i x_6 = _mm256_add_epi16(x_1, x_3);
+    const __m256i x_7 = _mm256_sub_epi16(x_1, x_3);
+    const __m256i x_8 = nttgen_kyber_r1_avx2_ilv16_lo(x_4, x_5);
+    const __m256i x_9 = nttgen_kyber_r1_avx2_ilv16_hi(x_4, x_5);
+    const __m256i x_10 = nttgen_kyber_r1_avx2_ilv16_lo(x_6, x_7);
+    const __m256i x_11 = nttgen_kyber_r1_avx2_ilv16_hi(x_6, x_7);
+    const __m256i x_12 = _mm256_loadu_si256((const __m256i *)&a[64]);
+    const __m256i x_13 = _mm256_loadu_si256((const __m256i *)&a[192]);
+    const __m256i x_14 = _mm256_loadu_si256((const __m256i *)&a[32]);
+    const __m256i x_15 = _mm256_loadu_si256((const __m256i *)&a[160]);
+    const __m256i x_16 = _mm256_loadu_si256((const __m256i *)&a[80]);
+    const __m256i x_17 = _mm256_loadu_si256((const __m256i *)&a[208]);
+    const __m256i x_18 = _mm256_loadu_si256((const __m256i *)&a[48]);
     const __m256i x_19 = _mm256_loadu_si256((const __m256i *)&a[176]);
-    const __m256i t_1 = nttgen_kyber_r1_avx2_montmul(x_15, zeta_0, zetaqinv_0);
+    const __m256i t_0 = nttgen_kyber_r1_avx2_montmul(x_9, zeta_0, zetaqinv_0);
+    const __m256i t_1 = nttgen_kyber_r1_avx2_montmul(x_11, zeta_0, zetaqinv_0);
     const __m256i zeta_1 = _mm256_load_si256((const __m256i *)&zetas_dit_0[32]);
     const __m256i zetaqinv_1 = _mm256_load_si256((const __m256i *)&zetas_dit_0[48]);
-    const __m256i t_2 = nttgen_kyber_r1_avx2_montmul(x_6, zeta_0, zetaqinv_0);
-    const __m256i t_3 = nttgen_kyber_r1_avx2_montmul(x_14, zeta_0, zetaqinv_0);
+    const __m256i t_2 = nttgen_kyber_r1_avx2_montmul(x_8, zeta_0, zetaqinv_0);
+    const __m256i t_3 = nttgen_kyber_r1_avx2_montmul(x_10, zeta_0, zetaqinv_0);
     const __m256i zeta_2 = _mm256_load_si256((const __m256i *)&zetas_dit_0[64]);
     const __m256i zetaqinv_2 = _mm256_load_si256((const __m256i *)&zetas_dit_0[80]);
     const __m256i zeta_3 = _mm256_load_si256((const __m256i *)&zetas_dit_0[96]);
@@ -1417,48 +1416,48 @@ void nttgen_kyber_r1_avx2_intt(int16_t a[256]) {
     const __m256i zetaqinv_8 = _mm256_load_si256((const __m256i *)&zetas_dit_0[272]);
     const __m256i zeta_9 = _mm256_load_si256((const __m256i *)&zetas_dit_0[288]);
     const __m256i zetaqinv_9 = _mm256_load_si256((const __m256i *)&zetas_dit_0[304]);
-    const __m256i x_20 = _mm256_add_epi16(x_10, x_12);
-    const __m256i x_21 = _mm256_sub_epi16(x_10, x_12);
+    const __m256i x_20 = _mm256_add_epi16(x_12, x_16);
+    const __m256i x_21 = _mm256_sub_epi16(x_12, x_16);
     const __m256i x_22 = nttgen_kyber_r1_avx2_ilv16_lo(x_20, x_21);
     const __m256i x_23 = nttgen_kyber_r1_avx2_ilv16_hi(x_20, x_21);
-    const __m256i x_24 = _mm256_add_epi16(x_11, x_13);
-    const __m256i x_25 = _mm256_sub_epi16(x_11, x_13);
+    const __m256i x_24 = _mm256_add_epi16(x_13, x_17);
+    const __m256i x_25 = _mm256_sub_epi16(x_13, x_17);
     const __m256i x_26 = nttgen_kyber_r1_avx2_ilv16_lo(x_24, x_25);
     const __m256i x_27 = nttgen_kyber_r1_avx2_ilv16_hi(x_24, x_25);
-    const __m256i t_4 = nttgen_kyber_r1_avx2_montmul(x_27, zeta_0, zetaqinv_0);
-    const __m256i t_5 = nttgen_kyber_r1_avx2_montmul(x_26, zeta_0, zetaqinv_0);
-    const __m256i x_28 = _mm256_add_epi16(x_16, x_18);
-    const __m256i x_29 = _mm256_sub_epi16(x_16, x_18);
+    const __m256i x_28 = _mm256_add_epi16(x_14, x_18);
+    const __m256i x_29 = _mm256_sub_epi16(x_14, x_18);
     const __m256i x_30 = nttgen_kyber_r1_avx2_ilv16_lo(x_28, x_29);
     const __m256i x_31 = nttgen_kyber_r1_avx2_ilv16_hi(x_28, x_29);
-    const __m256i x_32 = _mm256_add_epi16(x_17, x_19);
-    const __m256i x_33 = _mm256_sub_epi16(x_17, x_19);
+    const __m256i t_4 = nttgen_kyber_r1_avx2_montmul(x_31, zeta_0, zetaqinv_0);
+    const __m256i t_5 = nttgen_kyber_r1_avx2_montmul(x_30, zeta_0, zetaqinv_0);
+    const __m256i x_32 = _mm256_add_epi16(x_15, x_19);
+    const __m256i x_33 = _mm256_sub_epi16(x_15, x_19);
     const __m256i x_34 = nttgen_kyber_r1_avx2_ilv16_lo(x_32, x_33);
     const __m256i x_35 = nttgen_kyber_r1_avx2_ilv16_hi(x_32, x_33);
     const __m256i t_6 = nttgen_kyber_r1_avx2_montmul(x_35, zeta_0, zetaqinv_0);
     const __m256i t_7 = nttgen_kyber_r1_avx2_montmul(x_34, zeta_0, zetaqinv_0);
     const __m256i x_36 = _mm256_loadu_si256((const __m256i *)&a[0]);
-    const __m256i x_37 = _mm256_loadu_si256((const __m256i *)&a[16]);
-    const __m256i x_38 = _mm256_add_epi16(x_23, t_0);
-    const __m256i x_39 = _mm256_sub_epi16(x_23, t_0);
-    const __m256i x_40 = _mm256_unpacklo_epi64(x_38, x_39);
-    const __m256i x_41 = _mm256_unpackhi_epi64(x_38, x_39);
-    const __m256i t_8 = nttgen_kyber_r1_avx2_montmul(x_41, zeta_1, zetaqinv_1);
-    const __m256i t_9 = nttgen_kyber_r1_avx2_montmul(x_40, zeta_1, zetaqinv_1);
-    const __m256i x_42 = _mm256_loadu_si256((const __m256i *)&a[128]);
-    const __m256i x_43 = _mm256_loadu_si256((const __m256i *)&a[144]);
-    const __m256i x_44 = _mm256_add_epi16(x_31, t_1);
-    const __m256i x_45 = _mm256_sub_epi16(x_31, t_1);
+    const __m256i x_37 = _mm256_loadu_si256((const __m256i *)&a[128]);
+    const __m256i x_38 = _mm256_loadu_si256((const __m256i *)&a[16]);
+    const __m256i x_39 = _mm256_loadu_si256((const __m256i *)&a[144]);
+    const __m256i x_40 = _mm256_add_epi16(x_23, t_0);
+    const __m256i x_41 = _mm256_sub_epi16(x_23, t_0);
+    const __m256i x_42 = _mm256_unpacklo_epi64(x_40, x_41);
+    const __m256i x_43 = _mm256_unpackhi_epi64(x_40, x_41);
+    const __m256i t_8 = nttgen_kyber_r1_avx2_montmul(x_43, zeta_1, zetaqinv_1);
+    const __m256i t_9 = nttgen_kyber_r1_avx2_montmul(x_42, zeta_1, zetaqinv_1);
+    const __m256i x_44 = _mm256_add_epi16(x_27, t_1);
+    const __m256i x_45 = _mm256_sub_epi16(x_27, t_1);
     const __m256i x_46 = _mm256_unpacklo_epi64(x_44, x_45);
     const __m256i x_47 = _mm256_unpackhi_epi64(x_44, x_45);
     const __m256i t_10 = nttgen_kyber_r1_avx2_montmul(x_47, zeta_1, zetaqinv_1);
     const __m256i t_11 = nttgen_kyber_r1_avx2_montmul(x_46, zeta_1, zetaqinv_1);
-    const __m256i x_48 = _mm256_add_epi16(x_36, x_37);
-    const __m256i x_49 = _mm256_sub_epi16(x_36, x_37);
+    const __m256i x_48 = _mm256_add_epi16(x_36, x_38);
+    const __m256i x_49 = _mm256_sub_epi16(x_36, x_38);
     const __m256i x_50 = nttgen_kyber_r1_avx2_ilv16_lo(x_48, x_49);
     const __m256i x_51 = nttgen_kyber_r1_avx2_ilv16_hi(x_48, x_49);
-    const __m256i x_52 = _mm256_add_epi16(x_42, x_43);
-    const __m256i x_53 = _mm256_sub_epi16(x_42, x_43);
+    const __m256i x_52 = _mm256_add_epi16(x_37, x_39);
+    const __m256i x_53 = _mm256_sub_epi16(x_37, x_39);
     const __m256i x_54 = nttgen_kyber_r1_avx2_ilv16_lo(x_52, x_53);
     const __m256i x_55 = nttgen_kyber_r1_avx2_ilv16_hi(x_52, x_53);
     const __m256i x_56 = _mm256_add_epi16(x_22, t_2);
@@ -1467,26 +1466,26 @@ void nttgen_kyber_r1_avx2_intt(int16_t a[256]) {
     const __m256i x_59 = _mm256_unpackhi_epi64(x_56, x_57);
     const __m256i t_12 = nttgen_kyber_r1_avx2_montmul(x_59, zeta_1, zetaqinv_1);
     const __m256i t_13 = nttgen_kyber_r1_avx2_montmul(x_58, zeta_1, zetaqinv_1);
-    const __m256i x_60 = _mm256_add_epi16(x_51, t_4);
-    const __m256i x_61 = _mm256_sub_epi16(x_51, t_4);
+    const __m256i x_60 = _mm256_add_epi16(x_26, t_3);
+    const __m256i x_61 = _mm256_sub_epi16(x_26, t_3);
     const __m256i x_62 = _mm256_unpacklo_epi64(x_60, x_61);
     const __m256i x_63 = _mm256_unpackhi_epi64(x_60, x_61);
-    const __m256i x_64 = _mm256_add_epi16(x_30, t_3);
-    const __m256i x_65 = _mm256_sub_epi16(x_30, t_3);
+    const __m256i t_14 = nttgen_kyber_r1_avx2_montmul(x_63, zeta_1, zetaqinv_1);
+    const __m256i t_15 = nttgen_kyber_r1_avx2_montmul(x_62, zeta_1, zetaqinv_1);
+    const __m256i x_64 = _mm256_add_epi16(x_51, t_4);
+    const __m256i x_65 = _mm256_sub_epi16(x_51, t_4);
     const __m256i x_66 = _mm256_unpacklo_epi64(x_64, x_65);
     const __m256i x_67 = _mm256_unpackhi_epi64(x_64, x_65);
-    const __m256i t_14 = nttgen_kyber_r1_avx2_montmul(x_67, zeta_1, zetaqinv_1);
-    const __m256i t_15 = nttgen_kyber_r1_avx2_montmul(x_66, zeta_1, zetaqinv_1);
     const __m256i x_68 = _mm256_add_epi16(x_55, t_6);
     const __m256i x_69 = _mm256_sub_epi16(x_55, t_6);
     const __m256i x_70 = _mm256_unpacklo_epi64(x_68, x_69);
     const __m256i x_71 = _mm256_unpackhi_epi64(x_68, x_69);
-    const __m256i x_72 = _mm256_add_epi16(x_63, t_8);
-    const __m256i x_73 = _mm256_sub_epi16(x_63, t_8);
+    const __m256i x_72 = _mm256_add_epi16(x_67, t_8);
+    const __m256i x_73 = _mm256_sub_epi16(x_67, t_8);
     const __m256i x_74 = nttgen_kyber_r1_avx2_unzip32_lo(x_72, x_73);
     const __m256i x_75 = nttgen_kyber_r1_avx2_unzip32_hi(x_72, x_73);
-    const __m256i red_0 = nttgen_kyber_r1_avx2_barrett(x_75);
-    const __m256i red_1 = nttgen_kyber_r1_avx2_barrett(x_74);
+    const __m256i red_0 = nttgen_kyber_r1_avx2_barrett_coarse(x_75);
+    const __m256i red_1 = nttgen_kyber_r1_avx2_barrett_coarse(x_74);
     const __m256i x_76 = _mm256_add_epi16(x_71, t_10);
     const __m256i x_77 = _mm256_sub_epi16(x_71, t_10);
     const __m256i x_78 = nttgen_kyber_r1_avx2_unzip32_lo(x_76, x_77);
@@ -1507,20 +1506,20 @@ part_1:;
     const __m256i x_89 = _mm256_sub_epi16(x_83, t_12);
     const __m256i x_90 = nttgen_kyber_r1_avx2_unzip32_lo(x_88, x_89);
     const __m256i x_91 = nttgen_kyber_r1_avx2_unzip32_hi(x_88, x_89);
-    const __m256i red_2 = nttgen_kyber_r1_avx2_barrett(x_91);
-    const __m256i red_3 = nttgen_kyber_r1_avx2_barrett(x_90);
-    const __m256i x_92 = _mm256_add_epi16(x_62, t_9);
-    const __m256i x_93 = _mm256_sub_epi16(x_62, t_9);
+    const __m256i red_2 = nttgen_kyber_r1_avx2_barrett_coarse(x_91);
+    const __m256i red_3 = nttgen_kyber_r1_avx2_barrett_coarse(x_90);
+    const __m256i x_92 = _mm256_add_epi16(x_87, t_14);
+    const __m256i x_93 = _mm256_sub_epi16(x_87, t_14);
     const __m256i x_94 = nttgen_kyber_r1_avx2_unzip32_lo(x_92, x_93);
     const __m256i x_95 = nttgen_kyber_r1_avx2_unzip32_hi(x_92, x_93);
-    const __m256i red_4 = nttgen_kyber_r1_avx2_barrett(x_95);
-    const __m256i red_5 = nttgen_kyber_r1_avx2_barrett(x_94);
-    const __m256i x_96 = _mm256_add_epi16(x_87, t_14);
-    const __m256i x_97 = _mm256_sub_epi16(x_87, t_14);
+    const __m256i t_18 = nttgen_kyber_r1_avx2_montmul(x_95, zeta_2, zetaqinv_2);
+    const __m256i t_19 = nttgen_kyber_r1_avx2_montmul(x_94, zeta_2, zetaqinv_2);
+    const __m256i x_96 = _mm256_add_epi16(x_66, t_9);
+    const __m256i x_97 = _mm256_sub_epi16(x_66, t_9);
     const __m256i x_98 = nttgen_kyber_r1_avx2_unzip32_lo(x_96, x_97);
     const __m256i x_99 = nttgen_kyber_r1_avx2_unzip32_hi(x_96, x_97);
-    const __m256i t_18 = nttgen_kyber_r1_avx2_montmul(x_99, zeta_2, zetaqinv_2);
-    const __m256i t_19 = nttgen_kyber_r1_avx2_montmul(x_98, zeta_2, zetaqinv_2);
+    const __m256i red_4 = nttgen_kyber_r1_avx2_barrett_coarse(x_99);
+    const __m256i red_5 = nttgen_kyber_r1_avx2_barrett_coarse(x_98);
     const __m256i x_100 = _mm256_add_epi16(x_70, t_11);
     const __m256i x_101 = _mm256_sub_epi16(x_70, t_11);
     const __m256i x_102 = nttgen_kyber_r1_avx2_unzip32_lo(x_100, x_101);
@@ -1537,8 +1536,8 @@ part_1:;
     const __m256i x_109 = _mm256_sub_epi16(x_82, t_13);
     const __m256i x_110 = nttgen_kyber_r1_avx2_unzip32_lo(x_108, x_109);
     const __m256i x_111 = nttgen_kyber_r1_avx2_unzip32_hi(x_108, x_109);
-    const __m256i red_6 = nttgen_kyber_r1_avx2_barrett(x_111);
-    const __m256i red_7 = nttgen_kyber_r1_avx2_barrett(x_110);
+    const __m256i red_6 = nttgen_kyber_r1_avx2_barrett_coarse(x_111);
+    const __m256i red_7 = nttgen_kyber_r1_avx2_barrett_coarse(x_110);
     const __m256i x_112 = _mm256_add_epi16(x_86, t_15);
     const __m256i x_113 = _mm256_sub_epi16(x_86, t_15);
     const __m256i x_114 = nttgen_kyber_r1_avx2_unzip32_lo(x_112, x_113);
@@ -1792,7 +1791,7 @@ part_3:;
     _mm256_storeu_si256((__m256i *)&a[112], x_238);
     _mm256_storeu_si256((__m256i *)&a[240], x_239);
 #ifdef NTTGEN_DEBUG
-    nttgen_kyber_r1_avx2_assert_range(a, 256, -5417, 5417);
+    nttgen_kyber_r1_avx2_assert_range(a, 256, -5505, 5505);
 #endif
 }
 
@@ -2148,8 +2147,8 @@ void nttgen_kyber_r1_avx2_from_standard(int16_t a[256]) {
  * Output: r: coefficients, standard order, in [0, q)
  * r[256]: on entry in [-18058, 18058], on exit in [0, 7680]
  * b[256]: on entry in [-7680, 7680]
- * Ops per call: load 194, store 16, add 128, sub 128, montmul 136, montmul_var 16, barrett 15,
- *   cond_add_q 16, shuffle 48, zip 16
+ * Ops per call: load 194, store 16, add 128, sub 128, montmul 136, montmul_var 16, barrett_coarse
+ *   16, cond_add_q 16, shuffle 48, zip 16
  */
 static NTTGEN_NOINLINE void nttgen_kyber_r1_avx2_mul_core(int16_t r[256], const int16_t b[256]) {
     const int16_t *zetas_0 = nttgen_kyber_r1_avx2_mul_core_zetas;
@@ -2258,56 +2257,56 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_avx2_mul_core(int16_t r[256], const 
     const __m256i zetaqinv_21 = _mm256_load_si256((const __m256i *)&zetas_0[208]);
     const __m256i zeta_22 = _mm256_load_si256((const __m256i *)&zetas_0[224]);
     const __m256i zetaqinv_22 = _mm256_load_si256((const __m256i *)&zetas_0[240]);
-    const __m256i zeta_23 = _mm256_load_si256((const __m256i *)&zetas_0[288]);
-    const __m256i zetaqinv_23 = _mm256_load_si256((const __m256i *)&zetas_0[304]);
-    const __m256i zeta_24 = _mm256_load_si256((const __m256i *)&zetas_0[352]);
-    const __m256i zetaqinv_24 = _mm256_load_si256((const __m256i *)&zetas_0[368]);
-    const __m256i zeta_25 = _mm256_load_si256((const __m256i *)&zetas_0[416]);
-    const __m256i zetaqinv_25 = _mm256_load_si256((const __m256i *)&zetas_0[432]);
-    const __m256i zeta_26 = _mm256_load_si256((const __m256i *)&zetas_0[480]);
-    const __m256i zetaqinv_26 = _mm256_load_si256((const __m256i *)&zetas_0[496]);
-    const __m256i zeta_27 = _mm256_load_si256((const __m256i *)&zetas_0[256]);
-    const __m256i zetaqinv_27 = _mm256_load_si256((const __m256i *)&zetas_0[272]);
-    const __m256i zeta_28 = _mm256_load_si256((const __m256i *)&zetas_0[320]);
-    const __m256i zetaqinv_28 = _mm256_load_si256((const __m256i *)&zetas_0[336]);
-    const __m256i zeta_29 = _mm256_load_si256((const __m256i *)&zetas_0[384]);
-    const __m256i zetaqinv_29 = _mm256_load_si256((const __m256i *)&zetas_0[400]);
-    const __m256i zeta_30 = _mm256_load_si256((const __m256i *)&zetas_0[448]);
-    const __m256i zetaqinv_30 = _mm256_load_si256((const __m256i *)&zetas_0[464]);
-    const __m256i zeta_31 = _mm256_load_si256((const __m256i *)&zetas_0[608]);
-    const __m256i zetaqinv_31 = _mm256_load_si256((const __m256i *)&zetas_0[624]);
-    const __m256i zeta_32 = _mm256_load_si256((const __m256i *)&zetas_0[736]);
-    const __m256i zetaqinv_32 = _mm256_load_si256((const __m256i *)&zetas_0[752]);
-    const __m256i zeta_33 = _mm256_load_si256((const __m256i *)&zetas_0[544]);
-    const __m256i zetaqinv_33 = _mm256_load_si256((const __m256i *)&zetas_0[560]);
-    const __m256i zeta_34 = _mm256_load_si256((const __m256i *)&zetas_0[576]);
-    const __m256i zetaqinv_34 = _mm256_load_si256((const __m256i *)&zetas_0[592]);
-    const __m256i zeta_35 = _mm256_load_si256((const __m256i *)&zetas_0[672]);
-    const __m256i zetaqinv_35 = _mm256_load_si256((const __m256i *)&zetas_0[688]);
+    const __m256i zeta_23 = _mm256_load_si256((const __m256i *)&zetas_0[256]);
+    const __m256i zetaqinv_23 = _mm256_load_si256((const __m256i *)&zetas_0[272]);
+    const __m256i zeta_24 = _mm256_load_si256((const __m256i *)&zetas_0[288]);
+    const __m256i zetaqinv_24 = _mm256_load_si256((const __m256i *)&zetas_0[304]);
+    const __m256i zeta_25 = _mm256_load_si256((const __m256i *)&zetas_0[320]);
+    const __m256i zetaqinv_25 = _mm256_load_si256((const __m256i *)&zetas_0[336]);
+    const __m256i zeta_26 = _mm256_load_si256((const __m256i *)&zetas_0[352]);
+    const __m256i zetaqinv_26 = _mm256_load_si256((const __m256i *)&zetas_0[368]);
+    const __m256i zeta_27 = _mm256_load_si256((const __m256i *)&zetas_0[384]);
+    const __m256i zetaqinv_27 = _mm256_load_si256((const __m256i *)&zetas_0[400]);
+    const __m256i zeta_28 = _mm256_load_si256((const __m256i *)&zetas_0[416]);
+    const __m256i zetaqinv_28 = _mm256_load_si256((const __m256i *)&zetas_0[432]);
+    const __m256i zeta_29 = _mm256_load_si256((const __m256i *)&zetas_0[448]);
+    const __m256i zetaqinv_29 = _mm256_load_si256((const __m256i *)&zetas_0[464]);
+    const __m256i zeta_30 = _mm256_load_si256((const __m256i *)&zetas_0[480]);
+    const __m256i zetaqinv_30 = _mm256_load_si256((const __m256i *)&zetas_0[496]);
+    const __m256i zeta_31 = _mm256_load_si256((const __m256i *)&zetas_0[576]);
+    const __m256i zetaqinv_31 = _mm256_load_si256((const __m256i *)&zetas_0[592]);
+    const __m256i zeta_32 = _mm256_load_si256((const __m256i *)&zetas_0[608]);
+    const __m256i zetaqinv_32 = _mm256_load_si256((const __m256i *)&zetas_0[624]);
+    const __m256i zeta_33 = _mm256_load_si256((const __m256i *)&zetas_0[704]);
+    const __m256i zetaqinv_33 = _mm256_load_si256((const __m256i *)&zetas_0[720]);
+    const __m256i zeta_34 = _mm256_load_si256((const __m256i *)&zetas_0[736]);
+    const __m256i zetaqinv_34 = _mm256_load_si256((const __m256i *)&zetas_0[752]);
+    const __m256i zeta_35 = _mm256_load_si256((const __m256i *)&zetas_0[512]);
+    const __m256i zetaqinv_35 = _mm256_load_si256((const __m256i *)&zetas_0[528]);
     goto part_1;
 part_1:;
-    const __m256i zeta_36 = _mm256_load_si256((const __m256i *)&zetas_0[704]);
-    const __m256i zetaqinv_36 = _mm256_load_si256((const __m256i *)&zetas_0[720]);
-    const __m256i zeta_37 = _mm256_load_si256((const __m256i *)&zetas_0[992]);
-    const __m256i zetaqinv_37 = _mm256_load_si256((const __m256i *)&zetas_0[1008]);
-    const __m256i zeta_38 = _mm256_load_si256((const __m256i *)&zetas_0[512]);
-    const __m256i zetaqinv_38 = _mm256_load_si256((const __m256i *)&zetas_0[528]);
-    const __m256i zeta_39 = _mm256_load_si256((const __m256i *)&zetas_0[640]);
-    const __m256i zetaqinv_39 = _mm256_load_si256((const __m256i *)&zetas_0[656]);
-    const __m256i zeta_40 = _mm256_load_si256((const __m256i *)&zetas_0[864]);
-    const __m256i zetaqinv_40 = _mm256_load_si256((const __m256i *)&zetas_0[880]);
-    const __m256i zeta_41 = _mm256_load_si256((const __m256i *)&zetas_0[928]);
-    const __m256i zetaqinv_41 = _mm256_load_si256((const __m256i *)&zetas_0[944]);
-    const __m256i zeta_42 = _mm256_load_si256((const __m256i *)&zetas_0[960]);
-    const __m256i zetaqinv_42 = _mm256_load_si256((const __m256i *)&zetas_0[976]);
-    const __m256i zeta_43 = _mm256_load_si256((const __m256i *)&zetas_0[800]);
-    const __m256i zetaqinv_43 = _mm256_load_si256((const __m256i *)&zetas_0[816]);
-    const __m256i zeta_44 = _mm256_load_si256((const __m256i *)&zetas_0[832]);
-    const __m256i zetaqinv_44 = _mm256_load_si256((const __m256i *)&zetas_0[848]);
-    const __m256i zeta_45 = _mm256_load_si256((const __m256i *)&zetas_0[896]);
-    const __m256i zetaqinv_45 = _mm256_load_si256((const __m256i *)&zetas_0[912]);
-    const __m256i zeta_46 = _mm256_load_si256((const __m256i *)&zetas_0[768]);
-    const __m256i zetaqinv_46 = _mm256_load_si256((const __m256i *)&zetas_0[784]);
+    const __m256i zeta_36 = _mm256_load_si256((const __m256i *)&zetas_0[544]);
+    const __m256i zetaqinv_36 = _mm256_load_si256((const __m256i *)&zetas_0[560]);
+    const __m256i zeta_37 = _mm256_load_si256((const __m256i *)&zetas_0[640]);
+    const __m256i zetaqinv_37 = _mm256_load_si256((const __m256i *)&zetas_0[656]);
+    const __m256i zeta_38 = _mm256_load_si256((const __m256i *)&zetas_0[672]);
+    const __m256i zetaqinv_38 = _mm256_load_si256((const __m256i *)&zetas_0[688]);
+    const __m256i zeta_39 = _mm256_load_si256((const __m256i *)&zetas_0[960]);
+    const __m256i zetaqinv_39 = _mm256_load_si256((const __m256i *)&zetas_0[976]);
+    const __m256i zeta_40 = _mm256_load_si256((const __m256i *)&zetas_0[992]);
+    const __m256i zetaqinv_40 = _mm256_load_si256((const __m256i *)&zetas_0[1008]);
+    const __m256i zeta_41 = _mm256_load_si256((const __m256i *)&zetas_0[832]);
+    const __m256i zetaqinv_41 = _mm256_load_si256((const __m256i *)&zetas_0[848]);
+    const __m256i zeta_42 = _mm256_load_si256((const __m256i *)&zetas_0[864]);
+    const __m256i zetaqinv_42 = _mm256_load_si256((const __m256i *)&zetas_0[880]);
+    const __m256i zeta_43 = _mm256_load_si256((const __m256i *)&zetas_0[896]);
+    const __m256i zetaqinv_43 = _mm256_load_si256((const __m256i *)&zetas_0[912]);
+    const __m256i zeta_44 = _mm256_load_si256((const __m256i *)&zetas_0[928]);
+    const __m256i zetaqinv_44 = _mm256_load_si256((const __m256i *)&zetas_0[944]);
+    const __m256i zeta_45 = _mm256_load_si256((const __m256i *)&zetas_0[768]);
+    const __m256i zetaqinv_45 = _mm256_load_si256((const __m256i *)&zetas_0[784]);
+    const __m256i zeta_46 = _mm256_load_si256((const __m256i *)&zetas_0[800]);
+    const __m256i zetaqinv_46 = _mm256_load_si256((const __m256i *)&zetas_0[816]);
     const __m256i zeta_47 = _mm256_load_si256((const __m256i *)&zetas_dit_0[0]);
     const __m256i zetaqinv_47 = _mm256_load_si256((const __m256i *)&zetas_dit_0[16]);
     const __m256i zeta_48 = _mm256_load_si256((const __m256i *)&zetas_dit_0[32]);
@@ -2472,363 +2471,364 @@ part_2:;
     const __m256i x_95 = _mm256_permute2x128_si256(x_89, x_91, 49);
     const __m256i t_38 = nttgen_kyber_r1_avx2_montmul(x_93, zeta_18, zetaqinv_18);
     const __m256i t_39 = nttgen_kyber_r1_avx2_montmul(x_95, zeta_22, zetaqinv_22);
-    const __m256i x_96 = _mm256_sub_epi16(x_68, t_32);
-    const __m256i x_97 = _mm256_add_epi16(x_68, t_32);
-    const __m256i x_98 = _mm256_sub_epi16(x_76, t_34);
-    const __m256i x_99 = _mm256_unpacklo_epi32(x_96, x_98);
-    const __m256i x_100 = _mm256_unpackhi_epi32(x_96, x_98);
-    const __m256i red_0 = nttgen_kyber_r1_avx2_barrett(x_99);
-    const __m256i t_40 = nttgen_kyber_r1_avx2_montmul(x_100, zeta_23, zetaqinv_23);
-    const __m256i x_101 = _mm256_add_epi16(x_76, t_34);
-    const __m256i x_102 = _mm256_unpacklo_epi32(x_97, x_101);
-    const __m256i x_103 = _mm256_unpackhi_epi32(x_97, x_101);
-    const __m256i red_1 = nttgen_kyber_r1_avx2_barrett(x_102);
-    const __m256i t_41 = nttgen_kyber_r1_avx2_montmul(x_103, zeta_27, zetaqinv_27);
-    const __m256i x_104 = _mm256_sub_epi16(x_84, t_36);
-    const __m256i x_105 = _mm256_add_epi16(x_84, t_36);
-    const __m256i x_106 = _mm256_sub_epi16(x_92, t_38);
-    const __m256i x_107 = _mm256_unpacklo_epi32(x_104, x_106);
-    const __m256i x_108 = _mm256_unpackhi_epi32(x_104, x_106);
-    const __m256i red_2 = nttgen_kyber_r1_avx2_barrett(x_107);
-    const __m256i t_42 = nttgen_kyber_r1_avx2_montmul(x_108, zeta_24, zetaqinv_24);
-    const __m256i x_109 = _mm256_add_epi16(x_92, t_38);
-    const __m256i x_110 = _mm256_unpacklo_epi32(x_105, x_109);
-    const __m256i x_111 = _mm256_unpackhi_epi32(x_105, x_109);
-    const __m256i red_3 = nttgen_kyber_r1_avx2_barrett(x_110);
-    const __m256i t_43 = nttgen_kyber_r1_avx2_montmul(x_111, zeta_28, zetaqinv_28);
-    const __m256i x_112 = _mm256_sub_epi16(x_70, t_33);
-    const __m256i x_113 = _mm256_add_epi16(x_70, t_33);
-    const __m256i x_114 = _mm256_sub_epi16(x_78, t_35);
-    const __m256i x_115 = _mm256_unpacklo_epi32(x_112, x_114);
-    const __m256i x_116 = _mm256_unpackhi_epi32(x_112, x_114);
-    const __m256i red_4 = nttgen_kyber_r1_avx2_barrett(x_115);
-    const __m256i t_44 = nttgen_kyber_r1_avx2_montmul(x_116, zeta_25, zetaqinv_25);
-    const __m256i x_117 = _mm256_add_epi16(x_78, t_35);
-    const __m256i x_118 = _mm256_unpacklo_epi32(x_113, x_117);
-    const __m256i x_119 = _mm256_unpackhi_epi32(x_113, x_117);
-    const __m256i red_5 = nttgen_kyber_r1_avx2_barrett(x_118);
-    const __m256i t_45 = nttgen_kyber_r1_avx2_montmul(x_119, zeta_29, zetaqinv_29);
-    const __m256i x_120 = _mm256_sub_epi16(x_86, t_37);
-    const __m256i x_121 = _mm256_add_epi16(x_86, t_37);
-    const __m256i x_122 = _mm256_sub_epi16(x_94, t_39);
-    const __m256i x_123 = _mm256_unpacklo_epi32(x_120, x_122);
-    const __m256i x_124 = _mm256_unpackhi_epi32(x_120, x_122);
-    const __m256i red_6 = nttgen_kyber_r1_avx2_barrett(x_123);
-    const __m256i t_46 = nttgen_kyber_r1_avx2_montmul(x_124, zeta_26, zetaqinv_26);
-    const __m256i x_125 = _mm256_add_epi16(x_94, t_39);
-    const __m256i x_126 = _mm256_unpacklo_epi32(x_121, x_125);
-    const __m256i x_127 = _mm256_unpackhi_epi32(x_121, x_125);
-    const __m256i red_7 = nttgen_kyber_r1_avx2_barrett(x_126);
+    const __m256i x_96 = _mm256_add_epi16(x_68, t_32);
+    const __m256i x_97 = _mm256_sub_epi16(x_68, t_32);
+    const __m256i x_98 = _mm256_add_epi16(x_76, t_34);
+    const __m256i x_99 = _mm256_sub_epi16(x_76, t_34);
+    const __m256i x_100 = _mm256_unpacklo_epi32(x_96, x_98);
+    const __m256i x_101 = _mm256_unpackhi_epi32(x_96, x_98);
+    const __m256i x_102 = _mm256_unpacklo_epi32(x_97, x_99);
+    const __m256i x_103 = _mm256_unpackhi_epi32(x_97, x_99);
+    const __m256i t_40 = nttgen_kyber_r1_avx2_montmul(x_101, zeta_23, zetaqinv_23);
+    const __m256i red_0 = nttgen_kyber_r1_avx2_barrett_coarse(x_100);
+    const __m256i t_41 = nttgen_kyber_r1_avx2_montmul(x_103, zeta_24, zetaqinv_24);
+    const __m256i red_1 = nttgen_kyber_r1_avx2_barrett_coarse(x_102);
+    const __m256i x_104 = _mm256_add_epi16(x_84, t_36);
+    const __m256i x_105 = _mm256_sub_epi16(x_84, t_36);
+    const __m256i x_106 = _mm256_add_epi16(x_92, t_38);
+    const __m256i x_107 = _mm256_sub_epi16(x_92, t_38);
+    const __m256i x_108 = _mm256_unpacklo_epi32(x_104, x_106);
+    const __m256i x_109 = _mm256_unpackhi_epi32(x_104, x_106);
+    const __m256i x_110 = _mm256_unpacklo_epi32(x_105, x_107);
+    const __m256i x_111 = _mm256_unpackhi_epi32(x_105, x_107);
+    const __m256i t_42 = nttgen_kyber_r1_avx2_montmul(x_109, zeta_25, zetaqinv_25);
+    const __m256i red_2 = nttgen_kyber_r1_avx2_barrett_coarse(x_108);
+    const __m256i t_43 = nttgen_kyber_r1_avx2_montmul(x_111, zeta_26, zetaqinv_26);
+    const __m256i red_3 = nttgen_kyber_r1_avx2_barrett_coarse(x_110);
+    const __m256i x_112 = _mm256_add_epi16(x_70, t_33);
+    const __m256i x_113 = _mm256_sub_epi16(x_70, t_33);
+    const __m256i x_114 = _mm256_add_epi16(x_78, t_35);
+    const __m256i x_115 = _mm256_sub_epi16(x_78, t_35);
+    const __m256i x_116 = _mm256_unpacklo_epi32(x_112, x_114);
+    const __m256i x_117 = _mm256_unpackhi_epi32(x_112, x_114);
+    const __m256i x_118 = _mm256_unpacklo_epi32(x_113, x_115);
+    const __m256i x_119 = _mm256_unpackhi_epi32(x_113, x_115);
+    const __m256i t_44 = nttgen_kyber_r1_avx2_montmul(x_117, zeta_27, zetaqinv_27);
+    const __m256i red_4 = nttgen_kyber_r1_avx2_barrett_coarse(x_116);
+    const __m256i t_45 = nttgen_kyber_r1_avx2_montmul(x_119, zeta_28, zetaqinv_28);
+    const __m256i red_5 = nttgen_kyber_r1_avx2_barrett_coarse(x_118);
+    const __m256i x_120 = _mm256_add_epi16(x_86, t_37);
+    const __m256i x_121 = _mm256_sub_epi16(x_86, t_37);
+    const __m256i x_122 = _mm256_add_epi16(x_94, t_39);
+    const __m256i x_123 = _mm256_sub_epi16(x_94, t_39);
+    const __m256i x_124 = _mm256_unpacklo_epi32(x_120, x_122);
+    const __m256i x_125 = _mm256_unpackhi_epi32(x_120, x_122);
+    const __m256i x_126 = _mm256_unpacklo_epi32(x_121, x_123);
+    const __m256i x_127 = _mm256_unpackhi_epi32(x_121, x_123);
+    const __m256i t_46 = nttgen_kyber_r1_avx2_montmul(x_125, zeta_29, zetaqinv_29);
+    const __m256i red_6 = nttgen_kyber_r1_avx2_barrett_coarse(x_124);
     const __m256i t_47 = nttgen_kyber_r1_avx2_montmul(x_127, zeta_30, zetaqinv_30);
+    const __m256i red_7 = nttgen_kyber_r1_avx2_barrett_coarse(x_126);
     const __m256i x_128 = _mm256_sub_epi16(red_0, t_40);
     const __m256i x_129 = _mm256_add_epi16(red_0, t_40);
-    const __m256i x_130 = _mm256_sub_epi16(red_2, t_42);
-    const __m256i x_131 = _mm256_unpacklo_epi64(x_128, x_130);
-    const __m256i x_132 = _mm256_unpackhi_epi64(x_128, x_130);
-    const __m256i t_48 = nttgen_kyber_r1_avx2_montmul(x_132, zeta_31, zetaqinv_31);
-    const __m256i x_133 = _mm256_add_epi16(red_2, t_42);
-    const __m256i x_134 = _mm256_unpacklo_epi64(x_129, x_133);
-    const __m256i x_135 = _mm256_unpackhi_epi64(x_129, x_133);
-    const __m256i t_49 = nttgen_kyber_r1_avx2_montmul(x_135, zeta_33, zetaqinv_33);
-    const __m256i x_136 = _mm256_sub_epi16(red_4, t_44);
-    const __m256i x_137 = _mm256_add_epi16(red_4, t_44);
-    const __m256i x_138 = _mm256_sub_epi16(red_6, t_46);
-    const __m256i x_139 = _mm256_unpacklo_epi64(x_136, x_138);
-    const __m256i x_140 = _mm256_unpackhi_epi64(x_136, x_138);
+    const __m256i x_130 = _mm256_sub_epi16(red_1, t_41);
+    const __m256i x_131 = _mm256_add_epi16(red_1, t_41);
+    const __m256i x_132 = _mm256_sub_epi16(red_2, t_42);
+    const __m256i x_133 = _mm256_unpacklo_epi64(x_128, x_132);
+    const __m256i x_134 = _mm256_unpackhi_epi64(x_128, x_132);
+    const __m256i t_48 = nttgen_kyber_r1_avx2_montmul(x_134, zeta_31, zetaqinv_31);
+    const __m256i x_135 = _mm256_add_epi16(red_2, t_42);
+    const __m256i x_136 = _mm256_unpacklo_epi64(x_129, x_135);
+    const __m256i x_137 = _mm256_unpackhi_epi64(x_129, x_135);
+    const __m256i t_49 = nttgen_kyber_r1_avx2_montmul(x_137, zeta_35, zetaqinv_35);
+    const __m256i x_138 = _mm256_sub_epi16(red_3, t_43);
+    const __m256i x_139 = _mm256_unpacklo_epi64(x_130, x_138);
+    const __m256i x_140 = _mm256_unpackhi_epi64(x_130, x_138);
     const __m256i t_50 = nttgen_kyber_r1_avx2_montmul(x_140, zeta_32, zetaqinv_32);
-    const __m256i x_141 = _mm256_add_epi16(red_6, t_46);
-    const __m256i x_142 = _mm256_unpacklo_epi64(x_137, x_141);
-    const __m256i x_143 = _mm256_unpackhi_epi64(x_137, x_141);
-    const __m256i t_51 = nttgen_kyber_r1_avx2_montmul(x_143, zeta_35, zetaqinv_35);
-    const __m256i x_144 = _mm256_sub_epi16(red_1, t_41);
-    const __m256i x_145 = _mm256_add_epi16(red_1, t_41);
-    const __m256i x_146 = _mm256_sub_epi16(red_3, t_43);
-    const __m256i x_147 = _mm256_unpacklo_epi64(x_144, x_146);
+    const __m256i x_141 = _mm256_add_epi16(red_3, t_43);
+    const __m256i x_142 = _mm256_unpacklo_epi64(x_131, x_141);
+    const __m256i x_143 = _mm256_unpackhi_epi64(x_131, x_141);
+    const __m256i t_51 = nttgen_kyber_r1_avx2_montmul(x_143, zeta_36, zetaqinv_36);
+    const __m256i x_144 = _mm256_sub_epi16(red_4, t_44);
+    const __m256i x_145 = _mm256_add_epi16(red_4, t_44);
+    const __m256i x_146 = _mm256_sub_epi16(red_5, t_45);
+    const __m256i x_147 = _mm256_add_epi16(red_5, t_45);
     goto part_3;
 part_3:;
-    const __m256i x_148 = _mm256_unpackhi_epi64(x_144, x_146);
-    const __m256i t_52 = nttgen_kyber_r1_avx2_montmul(x_148, zeta_34, zetaqinv_34);
-    const __m256i x_149 = _mm256_add_epi16(red_3, t_43);
-    const __m256i x_150 = _mm256_unpacklo_epi64(x_145, x_149);
-    const __m256i x_151 = _mm256_unpackhi_epi64(x_145, x_149);
-    const __m256i t_53 = nttgen_kyber_r1_avx2_montmul(x_151, zeta_38, zetaqinv_38);
-    const __m256i x_152 = _mm256_sub_epi16(red_5, t_45);
-    const __m256i x_153 = _mm256_add_epi16(red_5, t_45);
+    const __m256i x_148 = _mm256_sub_epi16(red_6, t_46);
+    const __m256i x_149 = _mm256_unpacklo_epi64(x_144, x_148);
+    const __m256i x_150 = _mm256_unpackhi_epi64(x_144, x_148);
+    const __m256i t_52 = nttgen_kyber_r1_avx2_montmul(x_150, zeta_33, zetaqinv_33);
+    const __m256i x_151 = _mm256_add_epi16(red_6, t_46);
+    const __m256i x_152 = _mm256_unpacklo_epi64(x_145, x_151);
+    const __m256i x_153 = _mm256_unpackhi_epi64(x_145, x_151);
+    const __m256i t_53 = nttgen_kyber_r1_avx2_montmul(x_153, zeta_37, zetaqinv_37);
     const __m256i x_154 = _mm256_sub_epi16(red_7, t_47);
-    const __m256i x_155 = _mm256_unpacklo_epi64(x_152, x_154);
-    const __m256i x_156 = _mm256_unpackhi_epi64(x_152, x_154);
-    const __m256i t_54 = nttgen_kyber_r1_avx2_montmul(x_156, zeta_36, zetaqinv_36);
+    const __m256i x_155 = _mm256_unpacklo_epi64(x_146, x_154);
+    const __m256i x_156 = _mm256_unpackhi_epi64(x_146, x_154);
+    const __m256i t_54 = nttgen_kyber_r1_avx2_montmul(x_156, zeta_34, zetaqinv_34);
     const __m256i x_157 = _mm256_add_epi16(red_7, t_47);
-    const __m256i x_158 = _mm256_unpacklo_epi64(x_153, x_157);
-    const __m256i x_159 = _mm256_unpackhi_epi64(x_153, x_157);
-    const __m256i t_55 = nttgen_kyber_r1_avx2_montmul(x_159, zeta_39, zetaqinv_39);
-    const __m256i x_160 = _mm256_sub_epi16(x_131, t_48);
-    const __m256i x_161 = _mm256_add_epi16(x_131, t_48);
+    const __m256i x_158 = _mm256_unpacklo_epi64(x_147, x_157);
+    const __m256i x_159 = _mm256_unpackhi_epi64(x_147, x_157);
+    const __m256i t_55 = nttgen_kyber_r1_avx2_montmul(x_159, zeta_38, zetaqinv_38);
+    const __m256i x_160 = _mm256_sub_epi16(x_133, t_48);
+    const __m256i x_161 = _mm256_add_epi16(x_133, t_48);
     const __m256i x_162 = _mm256_sub_epi16(x_139, t_50);
-    const __m256i x_163 = nttgen_kyber_r1_avx2_ilv16_lo(x_160, x_162);
-    const __m256i x_164 = nttgen_kyber_r1_avx2_ilv16_hi(x_160, x_162);
-    const __m256i t_56 = nttgen_kyber_r1_avx2_montmul(x_164, zeta_37, zetaqinv_37);
-    const __m256i x_165 = _mm256_add_epi16(x_139, t_50);
-    const __m256i x_166 = nttgen_kyber_r1_avx2_ilv16_lo(x_161, x_165);
-    const __m256i x_167 = nttgen_kyber_r1_avx2_ilv16_hi(x_161, x_165);
-    const __m256i t_57 = nttgen_kyber_r1_avx2_montmul(x_167, zeta_40, zetaqinv_40);
-    const __m256i x_168 = _mm256_sub_epi16(x_134, t_49);
-    const __m256i x_169 = _mm256_add_epi16(x_134, t_49);
-    const __m256i x_170 = _mm256_sub_epi16(x_147, t_52);
-    const __m256i x_171 = _mm256_add_epi16(x_147, t_52);
-    const __m256i x_172 = _mm256_sub_epi16(x_142, t_51);
-    const __m256i x_173 = nttgen_kyber_r1_avx2_ilv16_lo(x_168, x_172);
-    const __m256i x_174 = nttgen_kyber_r1_avx2_ilv16_hi(x_168, x_172);
-    const __m256i t_58 = nttgen_kyber_r1_avx2_montmul(x_174, zeta_41, zetaqinv_41);
-    const __m256i x_175 = _mm256_add_epi16(x_142, t_51);
-    const __m256i x_176 = nttgen_kyber_r1_avx2_ilv16_lo(x_169, x_175);
-    const __m256i x_177 = nttgen_kyber_r1_avx2_ilv16_hi(x_169, x_175);
-    const __m256i t_59 = nttgen_kyber_r1_avx2_montmul(x_177, zeta_43, zetaqinv_43);
-    const __m256i x_178 = _mm256_sub_epi16(x_155, t_54);
-    const __m256i x_179 = nttgen_kyber_r1_avx2_ilv16_lo(x_170, x_178);
-    const __m256i x_180 = nttgen_kyber_r1_avx2_ilv16_hi(x_170, x_178);
-    const __m256i t_60 = nttgen_kyber_r1_avx2_montmul(x_180, zeta_42, zetaqinv_42);
-    const __m256i x_181 = _mm256_add_epi16(x_155, t_54);
-    const __m256i x_182 = nttgen_kyber_r1_avx2_ilv16_lo(x_171, x_181);
-    const __m256i x_183 = nttgen_kyber_r1_avx2_ilv16_hi(x_171, x_181);
-    const __m256i t_61 = nttgen_kyber_r1_avx2_montmul(x_183, zeta_44, zetaqinv_44);
-    const __m256i a_0 = _mm256_loadu_si256((const __m256i *)&r[224]);
-    const __m256i a_1 = _mm256_loadu_si256((const __m256i *)&r[240]);
-    const __m256i x_184 = _mm256_add_epi16(x_163, t_56);
-    const __m256i x_185 = _mm256_sub_epi16(x_163, t_56);
-    const __m256i p_0 = nttgen_kyber_r1_avx2_montmul_var(a_0, x_184);
-    const __m256i p_1 = nttgen_kyber_r1_avx2_montmul_var(a_1, x_185);
-    const __m256i x_186 = _mm256_sub_epi16(x_150, t_53);
-    const __m256i x_187 = _mm256_add_epi16(x_150, t_53);
-    const __m256i x_188 = _mm256_sub_epi16(x_158, t_55);
-    const __m256i x_189 = nttgen_kyber_r1_avx2_ilv16_lo(x_186, x_188);
-    const __m256i x_190 = nttgen_kyber_r1_avx2_ilv16_hi(x_186, x_188);
-    const __m256i t_62 = nttgen_kyber_r1_avx2_montmul(x_190, zeta_45, zetaqinv_45);
-    const __m256i x_191 = _mm256_add_epi16(x_158, t_55);
-    const __m256i x_192 = nttgen_kyber_r1_avx2_ilv16_lo(x_187, x_191);
-    const __m256i x_193 = nttgen_kyber_r1_avx2_ilv16_hi(x_187, x_191);
-    const __m256i t_63 = nttgen_kyber_r1_avx2_montmul(x_193, zeta_46, zetaqinv_46);
-    const __m256i a_2 = _mm256_loadu_si256((const __m256i *)&r[192]);
-    const __m256i a_3 = _mm256_loadu_si256((const __m256i *)&r[160]);
-    const __m256i a_4 = _mm256_loadu_si256((const __m256i *)&r[96]);
-    const __m256i a_5 = _mm256_loadu_si256((const __m256i *)&r[208]);
-    const __m256i a_6 = _mm256_loadu_si256((const __m256i *)&r[176]);
-    const __m256i a_7 = _mm256_loadu_si256((const __m256i *)&r[112]);
-    const __m256i x_194 = _mm256_add_epi16(x_166, t_57);
-    const __m256i x_195 = _mm256_sub_epi16(x_166, t_57);
-    const __m256i p_2 = nttgen_kyber_r1_avx2_montmul_var(a_2, x_194);
-    const __m256i p_3 = nttgen_kyber_r1_avx2_montmul_var(a_5, x_195);
-    const __m256i x_196 = _mm256_add_epi16(x_173, t_58);
-    const __m256i x_197 = _mm256_sub_epi16(x_173, t_58);
-    const __m256i p_4 = nttgen_kyber_r1_avx2_montmul_var(a_3, x_196);
-    const __m256i p_5 = nttgen_kyber_r1_avx2_montmul_var(a_6, x_197);
-    const __m256i x_198 = _mm256_add_epi16(x_179, t_60);
-    const __m256i x_199 = _mm256_sub_epi16(x_179, t_60);
-    const __m256i p_6 = nttgen_kyber_r1_avx2_montmul_var(a_4, x_198);
-    const __m256i p_7 = nttgen_kyber_r1_avx2_montmul_var(a_7, x_199);
-    const __m256i a_8 = _mm256_loadu_si256((const __m256i *)&r[128]);
-    const __m256i a_9 = _mm256_loadu_si256((const __m256i *)&r[64]);
-    const __m256i a_10 = _mm256_loadu_si256((const __m256i *)&r[32]);
-    const __m256i a_11 = _mm256_loadu_si256((const __m256i *)&r[144]);
-    const __m256i a_12 = _mm256_loadu_si256((const __m256i *)&r[80]);
-    const __m256i a_13 = _mm256_loadu_si256((const __m256i *)&r[48]);
-    const __m256i x_200 = _mm256_add_epi16(p_0, p_1);
-    const __m256i x_201 = _mm256_sub_epi16(p_0, p_1);
-    const __m256i x_202 = nttgen_kyber_r1_avx2_ilv16_lo(x_200, x_201);
-    const __m256i x_203 = nttgen_kyber_r1_avx2_ilv16_hi(x_200, x_201);
-    const __m256i t_64 = nttgen_kyber_r1_avx2_montmul(x_202, zeta_47, zetaqinv_47);
-    const __m256i t_65 = nttgen_kyber_r1_avx2_montmul(x_203, zeta_47, zetaqinv_47);
-    const __m256i x_204 = _mm256_add_epi16(x_176, t_59);
-    const __m256i x_205 = _mm256_sub_epi16(x_176, t_59);
-    const __m256i p_8 = nttgen_kyber_r1_avx2_montmul_var(a_8, x_204);
-    const __m256i p_9 = nttgen_kyber_r1_avx2_montmul_var(a_11, x_205);
-    const __m256i x_206 = _mm256_add_epi16(x_182, t_61);
-    const __m256i x_207 = _mm256_sub_epi16(x_182, t_61);
-    const __m256i p_10 = nttgen_kyber_r1_avx2_montmul_var(a_9, x_206);
-    const __m256i p_11 = nttgen_kyber_r1_avx2_montmul_var(a_12, x_207);
-    const __m256i x_208 = _mm256_add_epi16(x_189, t_62);
-    const __m256i x_209 = _mm256_sub_epi16(x_189, t_62);
-    const __m256i p_12 = nttgen_kyber_r1_avx2_montmul_var(a_10, x_208);
-    const __m256i p_13 = nttgen_kyber_r1_avx2_montmul_var(a_13, x_209);
-    const __m256i a_14 = _mm256_loadu_si256((const __m256i *)&r[0]);
-    const __m256i a_15 = _mm256_loadu_si256((const __m256i *)&r[16]);
-    const __m256i x_210 = _mm256_add_epi16(p_2, p_3);
-    const __m256i x_211 = _mm256_sub_epi16(p_2, p_3);
-    const __m256i x_212 = nttgen_kyber_r1_avx2_ilv16_lo(x_210, x_211);
-    const __m256i x_213 = nttgen_kyber_r1_avx2_ilv16_hi(x_210, x_211);
-    const __m256i x_214 = _mm256_add_epi16(p_4, p_5);
-    const __m256i x_215 = _mm256_sub_epi16(p_4, p_5);
-    const __m256i x_216 = nttgen_kyber_r1_avx2_ilv16_lo(x_214, x_215);
-    const __m256i x_217 = nttgen_kyber_r1_avx2_ilv16_hi(x_214, x_215);
-    const __m256i t_66 = nttgen_kyber_r1_avx2_montmul(x_216, zeta_47, zetaqinv_47);
-    const __m256i t_67 = nttgen_kyber_r1_avx2_montmul(x_217, zeta_47, zetaqinv_47);
-    const __m256i x_218 = _mm256_add_epi16(p_6, p_7);
-    const __m256i x_219 = _mm256_sub_epi16(p_6, p_7);
-    const __m256i x_220 = nttgen_kyber_r1_avx2_ilv16_lo(x_218, x_219);
-    const __m256i x_221 = nttgen_kyber_r1_avx2_ilv16_hi(x_218, x_219);
-    const __m256i t_68 = nttgen_kyber_r1_avx2_montmul(x_220, zeta_47, zetaqinv_47);
-    const __m256i t_69 = nttgen_kyber_r1_avx2_montmul(x_221, zeta_47, zetaqinv_47);
-    const __m256i x_222 = _mm256_add_epi16(x_192, t_63);
-    const __m256i x_223 = _mm256_sub_epi16(x_192, t_63);
-    const __m256i p_14 = nttgen_kyber_r1_avx2_montmul_var(a_14, x_222);
-    const __m256i p_15 = nttgen_kyber_r1_avx2_montmul_var(a_15, x_223);
-    const __m256i x_224 = _mm256_add_epi16(x_212, t_64);
-    const __m256i x_225 = _mm256_sub_epi16(x_212, t_64);
+    const __m256i x_163 = _mm256_add_epi16(x_139, t_50);
+    const __m256i x_164 = _mm256_sub_epi16(x_149, t_52);
+    const __m256i x_165 = nttgen_kyber_r1_avx2_ilv16_lo(x_160, x_164);
+    const __m256i x_166 = nttgen_kyber_r1_avx2_ilv16_hi(x_160, x_164);
+    const __m256i t_56 = nttgen_kyber_r1_avx2_montmul(x_166, zeta_39, zetaqinv_39);
+    const __m256i x_167 = _mm256_add_epi16(x_149, t_52);
+    const __m256i x_168 = nttgen_kyber_r1_avx2_ilv16_lo(x_161, x_167);
+    const __m256i x_169 = nttgen_kyber_r1_avx2_ilv16_hi(x_161, x_167);
+    const __m256i t_57 = nttgen_kyber_r1_avx2_montmul(x_169, zeta_41, zetaqinv_41);
+    const __m256i x_170 = _mm256_sub_epi16(x_155, t_54);
+    const __m256i x_171 = nttgen_kyber_r1_avx2_ilv16_lo(x_162, x_170);
+    const __m256i x_172 = nttgen_kyber_r1_avx2_ilv16_hi(x_162, x_170);
+    const __m256i t_58 = nttgen_kyber_r1_avx2_montmul(x_172, zeta_40, zetaqinv_40);
+    const __m256i x_173 = _mm256_add_epi16(x_155, t_54);
+    const __m256i x_174 = nttgen_kyber_r1_avx2_ilv16_lo(x_163, x_173);
+    const __m256i x_175 = nttgen_kyber_r1_avx2_ilv16_hi(x_163, x_173);
+    const __m256i t_59 = nttgen_kyber_r1_avx2_montmul(x_175, zeta_42, zetaqinv_42);
+    const __m256i x_176 = _mm256_sub_epi16(x_136, t_49);
+    const __m256i x_177 = _mm256_add_epi16(x_136, t_49);
+    const __m256i x_178 = _mm256_sub_epi16(x_142, t_51);
+    const __m256i x_179 = _mm256_add_epi16(x_142, t_51);
+    const __m256i x_180 = _mm256_sub_epi16(x_152, t_53);
+    const __m256i x_181 = nttgen_kyber_r1_avx2_ilv16_lo(x_176, x_180);
+    const __m256i x_182 = nttgen_kyber_r1_avx2_ilv16_hi(x_176, x_180);
+    const __m256i t_60 = nttgen_kyber_r1_avx2_montmul(x_182, zeta_43, zetaqinv_43);
+    const __m256i x_183 = _mm256_add_epi16(x_152, t_53);
+    const __m256i x_184 = nttgen_kyber_r1_avx2_ilv16_lo(x_177, x_183);
+    const __m256i x_185 = nttgen_kyber_r1_avx2_ilv16_hi(x_177, x_183);
+    const __m256i t_61 = nttgen_kyber_r1_avx2_montmul(x_185, zeta_45, zetaqinv_45);
+    const __m256i x_186 = _mm256_sub_epi16(x_158, t_55);
+    const __m256i x_187 = nttgen_kyber_r1_avx2_ilv16_lo(x_178, x_186);
+    const __m256i x_188 = nttgen_kyber_r1_avx2_ilv16_hi(x_178, x_186);
+    const __m256i t_62 = nttgen_kyber_r1_avx2_montmul(x_188, zeta_44, zetaqinv_44);
+    const __m256i x_189 = _mm256_add_epi16(x_158, t_55);
+    const __m256i x_190 = nttgen_kyber_r1_avx2_ilv16_lo(x_179, x_189);
+    const __m256i x_191 = nttgen_kyber_r1_avx2_ilv16_hi(x_179, x_189);
+    const __m256i t_63 = nttgen_kyber_r1_avx2_montmul(x_191, zeta_46, zetaqinv_46);
+    const __m256i a_0 = _mm256_loadu_si256((const __m256i *)&r[96]);
+    const __m256i a_1 = _mm256_loadu_si256((const __m256i *)&r[224]);
+    const __m256i a_2 = _mm256_loadu_si256((const __m256i *)&r[112]);
+    const __m256i a_3 = _mm256_loadu_si256((const __m256i *)&r[240]);
+    const __m256i x_192 = _mm256_add_epi16(x_165, t_56);
+    const __m256i x_193 = _mm256_sub_epi16(x_165, t_56);
+    const __m256i p_0 = nttgen_kyber_r1_avx2_montmul_var(a_0, x_192);
+    const __m256i p_1 = nttgen_kyber_r1_avx2_montmul_var(a_2, x_193);
+    const __m256i x_194 = _mm256_add_epi16(x_171, t_58);
+    const __m256i x_195 = _mm256_sub_epi16(x_171, t_58);
+    const __m256i p_2 = nttgen_kyber_r1_avx2_montmul_var(a_1, x_194);
+    const __m256i p_3 = nttgen_kyber_r1_avx2_montmul_var(a_3, x_195);
+    const __m256i a_4 = _mm256_loadu_si256((const __m256i *)&r[64]);
+    const __m256i a_5 = _mm256_loadu_si256((const __m256i *)&r[192]);
+    const __m256i a_6 = _mm256_loadu_si256((const __m256i *)&r[32]);
+    const __m256i a_7 = _mm256_loadu_si256((const __m256i *)&r[160]);
+    const __m256i a_8 = _mm256_loadu_si256((const __m256i *)&r[80]);
+    const __m256i a_9 = _mm256_loadu_si256((const __m256i *)&r[208]);
+    const __m256i a_10 = _mm256_loadu_si256((const __m256i *)&r[48]);
+    const __m256i a_11 = _mm256_loadu_si256((const __m256i *)&r[176]);
+    const __m256i x_196 = _mm256_add_epi16(x_168, t_57);
+    const __m256i x_197 = _mm256_sub_epi16(x_168, t_57);
+    const __m256i p_4 = nttgen_kyber_r1_avx2_montmul_var(a_4, x_196);
+    const __m256i p_5 = nttgen_kyber_r1_avx2_montmul_var(a_8, x_197);
+    const __m256i x_198 = _mm256_add_epi16(x_174, t_59);
+    const __m256i x_199 = _mm256_sub_epi16(x_174, t_59);
+    const __m256i p_6 = nttgen_kyber_r1_avx2_montmul_var(a_5, x_198);
+    const __m256i p_7 = nttgen_kyber_r1_avx2_montmul_var(a_9, x_199);
+    const __m256i x_200 = _mm256_add_epi16(x_181, t_60);
+    const __m256i x_201 = _mm256_sub_epi16(x_181, t_60);
+    const __m256i p_8 = nttgen_kyber_r1_avx2_montmul_var(a_6, x_200);
+    const __m256i p_9 = nttgen_kyber_r1_avx2_montmul_var(a_10, x_201);
+    const __m256i x_202 = _mm256_add_epi16(x_187, t_62);
+    const __m256i x_203 = _mm256_sub_epi16(x_187, t_62);
+    const __m256i p_10 = nttgen_kyber_r1_avx2_montmul_var(a_7, x_202);
+    const __m256i p_11 = nttgen_kyber_r1_avx2_montmul_var(a_11, x_203);
+    const __m256i a_12 = _mm256_loadu_si256((const __m256i *)&r[0]);
+    const __m256i a_13 = _mm256_loadu_si256((const __m256i *)&r[128]);
+    const __m256i a_14 = _mm256_loadu_si256((const __m256i *)&r[16]);
+    const __m256i a_15 = _mm256_loadu_si256((const __m256i *)&r[144]);
+    const __m256i x_204 = _mm256_add_epi16(p_0, p_1);
+    const __m256i x_205 = _mm256_sub_epi16(p_0, p_1);
+    const __m256i x_206 = nttgen_kyber_r1_avx2_ilv16_lo(x_204, x_205);
+    const __m256i x_207 = nttgen_kyber_r1_avx2_ilv16_hi(x_204, x_205);
+    const __m256i t_64 = nttgen_kyber_r1_avx2_montmul(x_207, zeta_47, zetaqinv_47);
+    const __m256i t_65 = nttgen_kyber_r1_avx2_montmul(x_206, zeta_47, zetaqinv_47);
+    const __m256i x_208 = _mm256_add_epi16(p_2, p_3);
+    const __m256i x_209 = _mm256_sub_epi16(p_2, p_3);
+    const __m256i x_210 = nttgen_kyber_r1_avx2_ilv16_lo(x_208, x_209);
+    const __m256i x_211 = nttgen_kyber_r1_avx2_ilv16_hi(x_208, x_209);
+    const __m256i t_66 = nttgen_kyber_r1_avx2_montmul(x_211, zeta_47, zetaqinv_47);
+    const __m256i t_67 = nttgen_kyber_r1_avx2_montmul(x_210, zeta_47, zetaqinv_47);
+    const __m256i x_212 = _mm256_add_epi16(x_184, t_61);
+    const __m256i x_213 = _mm256_sub_epi16(x_184, t_61);
+    const __m256i p_12 = nttgen_kyber_r1_avx2_montmul_var(a_12, x_212);
+    const __m256i p_13 = nttgen_kyber_r1_avx2_montmul_var(a_14, x_213);
+    const __m256i x_214 = _mm256_add_epi16(x_190, t_63);
+    const __m256i x_215 = _mm256_sub_epi16(x_190, t_63);
+    const __m256i p_14 = nttgen_kyber_r1_avx2_montmul_var(a_13, x_214);
+    const __m256i p_15 = nttgen_kyber_r1_avx2_montmul_var(a_15, x_215);
+    const __m256i x_216 = _mm256_add_epi16(p_4, p_5);
+    const __m256i x_217 = _mm256_sub_epi16(p_4, p_5);
+    const __m256i x_218 = nttgen_kyber_r1_avx2_ilv16_lo(x_216, x_217);
+    const __m256i x_219 = nttgen_kyber_r1_avx2_ilv16_hi(x_216, x_217);
+    const __m256i x_220 = _mm256_add_epi16(p_6, p_7);
+    const __m256i x_221 = _mm256_sub_epi16(p_6, p_7);
+    const __m256i x_222 = nttgen_kyber_r1_avx2_ilv16_lo(x_220, x_221);
+    const __m256i x_223 = nttgen_kyber_r1_avx2_ilv16_hi(x_220, x_221);
+    const __m256i x_224 = _mm256_add_epi16(p_8, p_9);
+    const __m256i x_225 = _mm256_sub_epi16(p_8, p_9);
+    const __m256i x_226 = nttgen_kyber_r1_avx2_ilv16_lo(x_224, x_225);
+    const __m256i x_227 = nttgen_kyber_r1_avx2_ilv16_hi(x_224, x_225);
     goto part_4;
 part_4:;
-    const __m256i x_226 = _mm256_unpacklo_epi64(x_224, x_225);
-    const __m256i x_227 = _mm256_unpackhi_epi64(x_224, x_225);
-    const __m256i t_70 = nttgen_kyber_r1_avx2_montmul(x_227, zeta_48, zetaqinv_48);
-    const __m256i t_71 = nttgen_kyber_r1_avx2_montmul(x_226, zeta_48, zetaqinv_48);
-    const __m256i x_228 = _mm256_add_epi16(x_213, t_65);
-    const __m256i x_229 = _mm256_sub_epi16(x_213, t_65);
-    const __m256i x_230 = _mm256_unpacklo_epi64(x_228, x_229);
-    const __m256i x_231 = _mm256_unpackhi_epi64(x_228, x_229);
-    const __m256i t_72 = nttgen_kyber_r1_avx2_montmul(x_231, zeta_48, zetaqinv_48);
-    const __m256i t_73 = nttgen_kyber_r1_avx2_montmul(x_230, zeta_48, zetaqinv_48);
-    const __m256i x_232 = _mm256_add_epi16(p_8, p_9);
-    const __m256i x_233 = _mm256_sub_epi16(p_8, p_9);
-    const __m256i x_234 = nttgen_kyber_r1_avx2_ilv16_lo(x_232, x_233);
-    const __m256i x_235 = nttgen_kyber_r1_avx2_ilv16_hi(x_232, x_233);
-    const __m256i x_236 = _mm256_add_epi16(p_10, p_11);
-    const __m256i x_237 = _mm256_sub_epi16(p_10, p_11);
-    const __m256i x_238 = nttgen_kyber_r1_avx2_ilv16_lo(x_236, x_237);
-    const __m256i x_239 = nttgen_kyber_r1_avx2_ilv16_hi(x_236, x_237);
+    const __m256i t_68 = nttgen_kyber_r1_avx2_montmul(x_227, zeta_47, zetaqinv_47);
+    const __m256i t_69 = nttgen_kyber_r1_avx2_montmul(x_226, zeta_47, zetaqinv_47);
+    const __m256i x_228 = _mm256_add_epi16(p_10, p_11);
+    const __m256i x_229 = _mm256_sub_epi16(p_10, p_11);
+    const __m256i x_230 = nttgen_kyber_r1_avx2_ilv16_lo(x_228, x_229);
+    const __m256i x_231 = nttgen_kyber_r1_avx2_ilv16_hi(x_228, x_229);
+    const __m256i t_70 = nttgen_kyber_r1_avx2_montmul(x_231, zeta_47, zetaqinv_47);
+    const __m256i t_71 = nttgen_kyber_r1_avx2_montmul(x_230, zeta_47, zetaqinv_47);
+    const __m256i x_232 = _mm256_add_epi16(x_219, t_64);
+    const __m256i x_233 = _mm256_sub_epi16(x_219, t_64);
+    const __m256i x_234 = _mm256_unpacklo_epi64(x_232, x_233);
+    const __m256i x_235 = _mm256_unpackhi_epi64(x_232, x_233);
+    const __m256i t_72 = nttgen_kyber_r1_avx2_montmul(x_235, zeta_48, zetaqinv_48);
+    const __m256i t_73 = nttgen_kyber_r1_avx2_montmul(x_234, zeta_48, zetaqinv_48);
+    const __m256i x_236 = _mm256_add_epi16(x_223, t_66);
+    const __m256i x_237 = _mm256_sub_epi16(x_223, t_66);
+    const __m256i x_238 = _mm256_unpacklo_epi64(x_236, x_237);
+    const __m256i x_239 = _mm256_unpackhi_epi64(x_236, x_237);
+    const __m256i t_74 = nttgen_kyber_r1_avx2_montmul(x_239, zeta_48, zetaqinv_48);
+    const __m256i t_75 = nttgen_kyber_r1_avx2_montmul(x_238, zeta_48, zetaqinv_48);
     const __m256i x_240 = _mm256_add_epi16(p_12, p_13);
     const __m256i x_241 = _mm256_sub_epi16(p_12, p_13);
     const __m256i x_242 = nttgen_kyber_r1_avx2_ilv16_lo(x_240, x_241);
     const __m256i x_243 = nttgen_kyber_r1_avx2_ilv16_hi(x_240, x_241);
-    const __m256i t_74 = nttgen_kyber_r1_avx2_montmul(x_242, zeta_47, zetaqinv_47);
-    const __m256i t_75 = nttgen_kyber_r1_avx2_montmul(x_243, zeta_47, zetaqinv_47);
-    const __m256i x_244 = _mm256_add_epi16(x_234, t_66);
-    const __m256i x_245 = _mm256_sub_epi16(x_234, t_66);
-    const __m256i x_246 = _mm256_unpacklo_epi64(x_244, x_245);
-    const __m256i x_247 = _mm256_unpackhi_epi64(x_244, x_245);
-    const __m256i x_248 = _mm256_add_epi16(x_238, t_68);
-    const __m256i x_249 = _mm256_sub_epi16(x_238, t_68);
+    const __m256i x_244 = _mm256_add_epi16(p_14, p_15);
+    const __m256i x_245 = _mm256_sub_epi16(p_14, p_15);
+    const __m256i x_246 = nttgen_kyber_r1_avx2_ilv16_lo(x_244, x_245);
+    const __m256i x_247 = nttgen_kyber_r1_avx2_ilv16_hi(x_244, x_245);
+    const __m256i x_248 = _mm256_add_epi16(x_218, t_65);
+    const __m256i x_249 = _mm256_sub_epi16(x_218, t_65);
     const __m256i x_250 = _mm256_unpacklo_epi64(x_248, x_249);
     const __m256i x_251 = _mm256_unpackhi_epi64(x_248, x_249);
     const __m256i t_76 = nttgen_kyber_r1_avx2_montmul(x_251, zeta_48, zetaqinv_48);
     const __m256i t_77 = nttgen_kyber_r1_avx2_montmul(x_250, zeta_48, zetaqinv_48);
-    const __m256i x_252 = _mm256_add_epi16(x_235, t_67);
-    const __m256i x_253 = _mm256_sub_epi16(x_235, t_67);
+    const __m256i x_252 = _mm256_add_epi16(x_222, t_67);
+    const __m256i x_253 = _mm256_sub_epi16(x_222, t_67);
     const __m256i x_254 = _mm256_unpacklo_epi64(x_252, x_253);
     const __m256i x_255 = _mm256_unpackhi_epi64(x_252, x_253);
-    const __m256i x_256 = _mm256_add_epi16(x_239, t_69);
-    const __m256i x_257 = _mm256_sub_epi16(x_239, t_69);
+    const __m256i t_78 = nttgen_kyber_r1_avx2_montmul(x_255, zeta_48, zetaqinv_48);
+    const __m256i t_79 = nttgen_kyber_r1_avx2_montmul(x_254, zeta_48, zetaqinv_48);
+    const __m256i x_256 = _mm256_add_epi16(x_243, t_68);
+    const __m256i x_257 = _mm256_sub_epi16(x_243, t_68);
     const __m256i x_258 = _mm256_unpacklo_epi64(x_256, x_257);
     const __m256i x_259 = _mm256_unpackhi_epi64(x_256, x_257);
-    const __m256i t_78 = nttgen_kyber_r1_avx2_montmul(x_259, zeta_48, zetaqinv_48);
-    const __m256i t_79 = nttgen_kyber_r1_avx2_montmul(x_258, zeta_48, zetaqinv_48);
     const __m256i x_260 = _mm256_add_epi16(x_247, t_70);
     const __m256i x_261 = _mm256_sub_epi16(x_247, t_70);
-    const __m256i x_262 = nttgen_kyber_r1_avx2_unzip32_lo(x_260, x_261);
-    const __m256i x_263 = nttgen_kyber_r1_avx2_unzip32_hi(x_260, x_261);
-    const __m256i t_80 = nttgen_kyber_r1_avx2_montmul(x_263, zeta_49, zetaqinv_49);
-    const __m256i t_81 = nttgen_kyber_r1_avx2_montmul(x_262, zeta_49, zetaqinv_49);
-    const __m256i x_264 = _mm256_add_epi16(p_14, p_15);
-    const __m256i x_265 = _mm256_sub_epi16(p_14, p_15);
-    const __m256i x_266 = nttgen_kyber_r1_avx2_ilv16_lo(x_264, x_265);
-    const __m256i x_267 = nttgen_kyber_r1_avx2_ilv16_hi(x_264, x_265);
-    const __m256i x_268 = _mm256_add_epi16(x_255, t_72);
-    const __m256i x_269 = _mm256_sub_epi16(x_255, t_72);
+    const __m256i x_262 = _mm256_unpacklo_epi64(x_260, x_261);
+    const __m256i x_263 = _mm256_unpackhi_epi64(x_260, x_261);
+    const __m256i x_264 = _mm256_add_epi16(x_259, t_72);
+    const __m256i x_265 = _mm256_sub_epi16(x_259, t_72);
+    const __m256i x_266 = nttgen_kyber_r1_avx2_unzip32_lo(x_264, x_265);
+    const __m256i x_267 = nttgen_kyber_r1_avx2_unzip32_hi(x_264, x_265);
+    const __m256i red_8 = nttgen_kyber_r1_avx2_barrett_coarse(x_267);
+    const __m256i red_9 = nttgen_kyber_r1_avx2_barrett_coarse(x_266);
+    const __m256i x_268 = _mm256_add_epi16(x_263, t_74);
+    const __m256i x_269 = _mm256_sub_epi16(x_263, t_74);
     const __m256i x_270 = nttgen_kyber_r1_avx2_unzip32_lo(x_268, x_269);
     const __m256i x_271 = nttgen_kyber_r1_avx2_unzip32_hi(x_268, x_269);
-    const __m256i t_82 = nttgen_kyber_r1_avx2_montmul(x_271, zeta_49, zetaqinv_49);
-    const __m256i t_83 = nttgen_kyber_r1_avx2_montmul(x_270, zeta_49, zetaqinv_49);
-    const __m256i x_272 = _mm256_add_epi16(x_266, t_74);
-    const __m256i x_273 = _mm256_sub_epi16(x_266, t_74);
+    const __m256i t_80 = nttgen_kyber_r1_avx2_montmul(x_271, zeta_49, zetaqinv_49);
+    const __m256i t_81 = nttgen_kyber_r1_avx2_montmul(x_270, zeta_49, zetaqinv_49);
+    const __m256i x_272 = _mm256_add_epi16(x_242, t_69);
+    const __m256i x_273 = _mm256_sub_epi16(x_242, t_69);
     const __m256i x_274 = _mm256_unpacklo_epi64(x_272, x_273);
     const __m256i x_275 = _mm256_unpackhi_epi64(x_272, x_273);
-    const __m256i x_276 = _mm256_add_epi16(x_267, t_75);
-    const __m256i x_277 = _mm256_sub_epi16(x_267, t_75);
+    const __m256i x_276 = _mm256_add_epi16(x_246, t_71);
+    const __m256i x_277 = _mm256_sub_epi16(x_246, t_71);
     const __m256i x_278 = _mm256_unpacklo_epi64(x_276, x_277);
     const __m256i x_279 = _mm256_unpackhi_epi64(x_276, x_277);
-    const __m256i x_280 = _mm256_add_epi16(x_246, t_71);
-    const __m256i x_281 = _mm256_sub_epi16(x_246, t_71);
+    const __m256i x_280 = _mm256_add_epi16(x_275, t_76);
+    const __m256i x_281 = _mm256_sub_epi16(x_275, t_76);
     const __m256i x_282 = nttgen_kyber_r1_avx2_unzip32_lo(x_280, x_281);
     const __m256i x_283 = nttgen_kyber_r1_avx2_unzip32_hi(x_280, x_281);
-    const __m256i t_84 = nttgen_kyber_r1_avx2_montmul(x_283, zeta_49, zetaqinv_49);
-    const __m256i t_85 = nttgen_kyber_r1_avx2_montmul(x_282, zeta_49, zetaqinv_49);
-    const __m256i x_284 = _mm256_add_epi16(x_275, t_76);
-    const __m256i x_285 = _mm256_sub_epi16(x_275, t_76);
+    const __m256i red_10 = nttgen_kyber_r1_avx2_barrett_coarse(x_283);
+    const __m256i red_11 = nttgen_kyber_r1_avx2_barrett_coarse(x_282);
+    const __m256i x_284 = _mm256_add_epi16(x_279, t_78);
+    const __m256i x_285 = _mm256_sub_epi16(x_279, t_78);
     const __m256i x_286 = nttgen_kyber_r1_avx2_unzip32_lo(x_284, x_285);
     const __m256i x_287 = nttgen_kyber_r1_avx2_unzip32_hi(x_284, x_285);
-    const __m256i x_288 = _mm256_add_epi16(x_254, t_73);
-    const __m256i x_289 = _mm256_sub_epi16(x_254, t_73);
+    const __m256i t_82 = nttgen_kyber_r1_avx2_montmul(x_287, zeta_49, zetaqinv_49);
+    const __m256i t_83 = nttgen_kyber_r1_avx2_montmul(x_286, zeta_49, zetaqinv_49);
+    const __m256i x_288 = _mm256_add_epi16(x_258, t_73);
+    const __m256i x_289 = _mm256_sub_epi16(x_258, t_73);
     const __m256i x_290 = nttgen_kyber_r1_avx2_unzip32_lo(x_288, x_289);
     const __m256i x_291 = nttgen_kyber_r1_avx2_unzip32_hi(x_288, x_289);
-    const __m256i t_86 = nttgen_kyber_r1_avx2_montmul(x_291, zeta_49, zetaqinv_49);
-    const __m256i t_87 = nttgen_kyber_r1_avx2_montmul(x_290, zeta_49, zetaqinv_49);
-    const __m256i x_292 = _mm256_add_epi16(x_279, t_78);
-    const __m256i x_293 = _mm256_sub_epi16(x_279, t_78);
+    const __m256i red_12 = nttgen_kyber_r1_avx2_barrett_coarse(x_291);
+    const __m256i red_13 = nttgen_kyber_r1_avx2_barrett_coarse(x_290);
+    const __m256i x_292 = _mm256_add_epi16(x_262, t_75);
+    const __m256i x_293 = _mm256_sub_epi16(x_262, t_75);
     const __m256i x_294 = nttgen_kyber_r1_avx2_unzip32_lo(x_292, x_293);
     const __m256i x_295 = nttgen_kyber_r1_avx2_unzip32_hi(x_292, x_293);
-    const __m256i x_296 = _mm256_add_epi16(x_287, t_80);
-    const __m256i x_297 = _mm256_sub_epi16(x_287, t_80);
+    const __m256i t_84 = nttgen_kyber_r1_avx2_montmul(x_295, zeta_49, zetaqinv_49);
+    const __m256i t_85 = nttgen_kyber_r1_avx2_montmul(x_294, zeta_49, zetaqinv_49);
+    const __m256i x_296 = _mm256_add_epi16(red_8, t_80);
+    const __m256i x_297 = _mm256_sub_epi16(red_8, t_80);
     const __m256i x_298 = _mm256_inserti128_si256(x_296, _mm256_castsi256_si128(x_297), 1);
     const __m256i x_299 = _mm256_permute2x128_si256(x_296, x_297, 49);
-    const __m256i red_8 = nttgen_kyber_r1_avx2_barrett(x_299);
-    const __m256i red_9 = nttgen_kyber_r1_avx2_barrett(x_298);
-    const __m256i x_300 = _mm256_add_epi16(x_295, t_82);
-    const __m256i x_301 = _mm256_sub_epi16(x_295, t_82);
-    const __m256i x_302 = _mm256_inserti128_si256(x_300, _mm256_castsi256_si128(x_301), 1);
-    const __m256i x_303 = _mm256_permute2x128_si256(x_300, x_301, 49);
-    const __m256i t_88 = nttgen_kyber_r1_avx2_montmul(x_303, zeta_50, zetaqinv_50);
-    const __m256i t_89 = nttgen_kyber_r1_avx2_montmul(x_302, zeta_50, zetaqinv_50);
-    const __m256i x_304 = _mm256_add_epi16(x_274, t_77);
-    const __m256i x_305 = _mm256_sub_epi16(x_274, t_77);
+    const __m256i t_86 = nttgen_kyber_r1_avx2_montmul(x_299, zeta_50, zetaqinv_50);
+    const __m256i t_87 = nttgen_kyber_r1_avx2_montmul(x_298, zeta_50, zetaqinv_50);
+    const __m256i x_300 = _mm256_add_epi16(x_274, t_77);
+    const __m256i x_301 = _mm256_sub_epi16(x_274, t_77);
+    const __m256i x_302 = nttgen_kyber_r1_avx2_unzip32_lo(x_300, x_301);
+    const __m256i x_303 = nttgen_kyber_r1_avx2_unzip32_hi(x_300, x_301);
+    const __m256i red_14 = nttgen_kyber_r1_avx2_barrett_coarse(x_303);
+    const __m256i red_15 = nttgen_kyber_r1_avx2_barrett_coarse(x_302);
+    const __m256i x_304 = _mm256_add_epi16(x_278, t_79);
+    const __m256i x_305 = _mm256_sub_epi16(x_278, t_79);
     const __m256i x_306 = nttgen_kyber_r1_avx2_unzip32_lo(x_304, x_305);
     const __m256i x_307 = nttgen_kyber_r1_avx2_unzip32_hi(x_304, x_305);
-    const __m256i red_10 = nttgen_kyber_r1_avx2_barrett(x_306);
-    const __m256i x_308 = _mm256_add_epi16(x_278, t_79);
-    const __m256i x_309 = _mm256_sub_epi16(x_278, t_79);
-    const __m256i x_310 = nttgen_kyber_r1_avx2_unzip32_lo(x_308, x_309);
-    const __m256i x_311 = nttgen_kyber_r1_avx2_unzip32_hi(x_308, x_309);
-    const __m256i x_312 = _mm256_add_epi16(x_307, t_84);
-    const __m256i x_313 = _mm256_sub_epi16(x_307, t_84);
+    const __m256i t_88 = nttgen_kyber_r1_avx2_montmul(x_307, zeta_49, zetaqinv_49);
+    const __m256i t_89 = nttgen_kyber_r1_avx2_montmul(x_306, zeta_49, zetaqinv_49);
+    const __m256i x_308 = _mm256_add_epi16(red_10, t_82);
+    const __m256i x_309 = _mm256_sub_epi16(red_10, t_82);
+    const __m256i x_310 = _mm256_inserti128_si256(x_308, _mm256_castsi256_si128(x_309), 1);
+    const __m256i x_311 = _mm256_permute2x128_si256(x_308, x_309, 49);
+    const __m256i x_312 = _mm256_add_epi16(red_12, t_84);
+    const __m256i x_313 = _mm256_sub_epi16(red_12, t_84);
     const __m256i x_314 = _mm256_inserti128_si256(x_312, _mm256_castsi256_si128(x_313), 1);
     const __m256i x_315 = _mm256_permute2x128_si256(x_312, x_313, 49);
-    const __m256i red_11 = nttgen_kyber_r1_avx2_barrett(x_315);
-    const __m256i red_12 = nttgen_kyber_r1_avx2_barrett(x_314);
-    const __m256i x_316 = _mm256_add_epi16(x_286, t_81);
-    const __m256i x_317 = _mm256_sub_epi16(x_286, t_81);
+    const __m256i t_90 = nttgen_kyber_r1_avx2_montmul(x_315, zeta_50, zetaqinv_50);
+    const __m256i t_91 = nttgen_kyber_r1_avx2_montmul(x_314, zeta_50, zetaqinv_50);
+    const __m256i x_316 = _mm256_add_epi16(red_9, t_81);
+    const __m256i x_317 = _mm256_sub_epi16(red_9, t_81);
     const __m256i x_318 = _mm256_inserti128_si256(x_316, _mm256_castsi256_si128(x_317), 1);
     const __m256i x_319 = _mm256_permute2x128_si256(x_316, x_317, 49);
-    const __m256i red_13 = nttgen_kyber_r1_avx2_barrett(x_319);
-    const __m256i red_14 = nttgen_kyber_r1_avx2_barrett(x_318);
+    const __m256i t_92 = nttgen_kyber_r1_avx2_montmul(x_319, zeta_50, zetaqinv_50);
+    const __m256i t_93 = nttgen_kyber_r1_avx2_montmul(x_318, zeta_50, zetaqinv_50);
     const __m256i x_320 = _mm256_add_epi16(x_311, t_86);
     const __m256i x_321 = _mm256_sub_epi16(x_311, t_86);
-    const __m256i x_322 = _mm256_inserti128_si256(x_320, _mm256_castsi256_si128(x_321), 1);
-    const __m256i x_323 = _mm256_permute2x128_si256(x_320, x_321, 49);
-    const __m256i t_90 = nttgen_kyber_r1_avx2_montmul(x_323, zeta_50, zetaqinv_50);
-    const __m256i t_91 = nttgen_kyber_r1_avx2_montmul(x_322, zeta_50, zetaqinv_50);
-    const __m256i x_324 = _mm256_add_epi16(x_294, t_83);
     goto part_5;
 part_5:;
-    const __m256i x_325 = _mm256_sub_epi16(x_294, t_83);
-    const __m256i x_326 = _mm256_inserti128_si256(x_324, _mm256_castsi256_si128(x_325), 1);
-    const __m256i x_327 = _mm256_permute2x128_si256(x_324, x_325, 49);
-    const __m256i t_92 = nttgen_kyber_r1_avx2_montmul(x_327, zeta_50, zetaqinv_50);
-    const __m256i t_93 = nttgen_kyber_r1_avx2_montmul(x_326, zeta_50, zetaqinv_50);
-    const __m256i x_328 = _mm256_add_epi16(red_8, t_88);
-    const __m256i x_329 = _mm256_sub_epi16(red_8, t_88);
-    const __m256i t_94 = nttgen_kyber_r1_avx2_montmul(x_328, zeta_51, zetaqinv_51);
-    const __m256i t_95 = nttgen_kyber_r1_avx2_montmul(x_329, zeta_52, zetaqinv_52);
-    const __m256i x_330 = _mm256_add_epi16(x_310, t_87);
-    const __m256i x_331 = _mm256_sub_epi16(x_310, t_87);
+    const __m256i t_94 = nttgen_kyber_r1_avx2_montmul(x_320, zeta_51, zetaqinv_51);
+    const __m256i t_95 = nttgen_kyber_r1_avx2_montmul(x_321, zeta_52, zetaqinv_52);
+    const __m256i x_322 = _mm256_add_epi16(red_14, t_88);
+    const __m256i x_323 = _mm256_sub_epi16(red_14, t_88);
+    const __m256i x_324 = _mm256_inserti128_si256(x_322, _mm256_castsi256_si128(x_323), 1);
+    const __m256i x_325 = _mm256_permute2x128_si256(x_322, x_323, 49);
+    const __m256i x_326 = _mm256_add_epi16(red_11, t_83);
+    const __m256i x_327 = _mm256_sub_epi16(red_11, t_83);
+    const __m256i x_328 = _mm256_inserti128_si256(x_326, _mm256_castsi256_si128(x_327), 1);
+    const __m256i x_329 = _mm256_permute2x128_si256(x_326, x_327, 49);
+    const __m256i x_330 = _mm256_add_epi16(red_13, t_85);
+    const __m256i x_331 = _mm256_sub_epi16(red_13, t_85);
     const __m256i x_332 = _mm256_inserti128_si256(x_330, _mm256_castsi256_si128(x_331), 1);
     const __m256i x_333 = _mm256_permute2x128_si256(x_330, x_331, 49);
     const __m256i t_96 = nttgen_kyber_r1_avx2_montmul(x_333, zeta_50, zetaqinv_50);
     const __m256i t_97 = nttgen_kyber_r1_avx2_montmul(x_332, zeta_50, zetaqinv_50);
-    const __m256i x_334 = _mm256_add_epi16(red_11, t_90);
-    const __m256i x_335 = _mm256_sub_epi16(red_11, t_90);
-    const __m256i x_336 = _mm256_add_epi16(red_13, t_92);
-    const __m256i x_337 = _mm256_sub_epi16(red_13, t_92);
+    const __m256i x_334 = _mm256_add_epi16(x_325, t_90);
+    const __m256i x_335 = _mm256_sub_epi16(x_325, t_90);
+    const __m256i x_336 = _mm256_add_epi16(x_329, t_92);
+    const __m256i x_337 = _mm256_sub_epi16(x_329, t_92);
     const __m256i t_98 = nttgen_kyber_r1_avx2_montmul(x_336, zeta_51, zetaqinv_51);
     const __m256i t_99 = nttgen_kyber_r1_avx2_montmul(x_337, zeta_52, zetaqinv_52);
-    const __m256i x_338 = _mm256_add_epi16(red_9, t_89);
-    const __m256i x_339 = _mm256_sub_epi16(red_9, t_89);
+    const __m256i x_338 = _mm256_add_epi16(x_310, t_87);
+    const __m256i x_339 = _mm256_sub_epi16(x_310, t_87);
     const __m256i t_100 = nttgen_kyber_r1_avx2_montmul(x_338, zeta_51, zetaqinv_51);
     const __m256i t_101 = nttgen_kyber_r1_avx2_montmul(x_339, zeta_52, zetaqinv_52);
     const __m256i x_340 = _mm256_add_epi16(x_334, t_94);
@@ -2839,16 +2839,16 @@ part_5:;
     const __m256i x_343 = _mm256_sub_epi16(x_335, t_95);
     const __m256i t_104 = nttgen_kyber_r1_avx2_montmul(x_342, zeta_55, zetaqinv_55);
     const __m256i t_105 = nttgen_kyber_r1_avx2_montmul(x_343, zeta_56, zetaqinv_56);
-    const __m256i x_344 = _mm256_add_epi16(red_10, t_85);
-    const __m256i x_345 = _mm256_sub_epi16(red_10, t_85);
+    const __m256i x_344 = _mm256_add_epi16(red_15, t_89);
+    const __m256i x_345 = _mm256_sub_epi16(red_15, t_89);
     const __m256i x_346 = _mm256_inserti128_si256(x_344, _mm256_castsi256_si128(x_345), 1);
     const __m256i x_347 = _mm256_permute2x128_si256(x_344, x_345, 49);
     const __m256i x_348 = _mm256_add_epi16(x_347, t_96);
     const __m256i x_349 = _mm256_sub_epi16(x_347, t_96);
-    const __m256i x_350 = _mm256_add_epi16(red_12, t_91);
-    const __m256i x_351 = _mm256_sub_epi16(red_12, t_91);
-    const __m256i x_352 = _mm256_add_epi16(red_14, t_93);
-    const __m256i x_353 = _mm256_sub_epi16(red_14, t_93);
+    const __m256i x_350 = _mm256_add_epi16(x_324, t_91);
+    const __m256i x_351 = _mm256_sub_epi16(x_324, t_91);
+    const __m256i x_352 = _mm256_add_epi16(x_328, t_93);
+    const __m256i x_353 = _mm256_sub_epi16(x_328, t_93);
     const __m256i t_106 = nttgen_kyber_r1_avx2_montmul(x_352, zeta_51, zetaqinv_51);
     const __m256i t_107 = nttgen_kyber_r1_avx2_montmul(x_353, zeta_52, zetaqinv_52);
     const __m256i x_354 = _mm256_add_epi16(x_348, t_98);
@@ -2897,25 +2897,25 @@ part_5:;
     const __m256i x_385 = _mm256_sub_epi16(x_376, t_112);
     const __m256i x_386 = nttgen_kyber_r1_avx2_montmul(x_384, tw_0, twqinv_0);
     const __m256i x_387 = nttgen_kyber_r1_avx2_montmul(x_385, tw_1, twqinv_1);
-    const __m256i red_15 = nttgen_kyber_r1_avx2_cond_add_q(x_386);
-    const __m256i red_16 = nttgen_kyber_r1_avx2_cond_add_q(x_387);
-    _mm256_storeu_si256((__m256i *)&r[0], red_15);
-    _mm256_storeu_si256((__m256i *)&r[128], red_16);
+    const __m256i red_16 = nttgen_kyber_r1_avx2_cond_add_q(x_386);
+    const __m256i red_17 = nttgen_kyber_r1_avx2_cond_add_q(x_387);
+    _mm256_storeu_si256((__m256i *)&r[0], red_16);
+    _mm256_storeu_si256((__m256i *)&r[128], red_17);
     const __m256i x_388 = _mm256_add_epi16(x_377, t_113);
     const __m256i x_389 = _mm256_sub_epi16(x_377, t_113);
     const __m256i x_390 = nttgen_kyber_r1_avx2_montmul(x_388, tw_2, twqinv_2);
     const __m256i x_391 = nttgen_kyber_r1_avx2_montmul(x_389, tw_3, twqinv_3);
-    const __m256i red_17 = nttgen_kyber_r1_avx2_cond_add_q(x_390);
-    const __m256i red_18 = nttgen_kyber_r1_avx2_cond_add_q(x_391);
-    _mm256_storeu_si256((__m256i *)&r[64], red_17);
-    _mm256_storeu_si256((__m256i *)&r[192], red_18);
+    const __m256i red_18 = nttgen_kyber_r1_avx2_cond_add_q(x_390);
+    const __m256i red_19 = nttgen_kyber_r1_avx2_cond_add_q(x_391);
+    _mm256_storeu_si256((__m256i *)&r[64], red_18);
+    _mm256_storeu_si256((__m256i *)&r[192], red_19);
     const __m256i x_392 = _mm256_add_epi16(x_378, t_114);
     const __m256i x_393 = _mm256_sub_epi16(x_378, t_114);
     const __m256i x_394 = nttgen_kyber_r1_avx2_montmul(x_392, tw_4, twqinv_4);
     const __m256i x_395 = nttgen_kyber_r1_avx2_montmul(x_393, tw_5, twqinv_5);
-    const __m256i red_19 = nttgen_kyber_r1_avx2_cond_add_q(x_394);
-    const __m256i red_20 = nttgen_kyber_r1_avx2_cond_add_q(x_395);
-    _mm256_storeu_si256((__m256i *)&r[32], red_19);
+    const __m256i red_20 = nttgen_kyber_r1_avx2_cond_add_q(x_394);
+    const __m256i red_21 = nttgen_kyber_r1_avx2_cond_add_q(x_395);
+    _mm256_storeu_si256((__m256i *)&r[32], red_20);
     const __m256i x_396 = _mm256_add_epi16(x_379, t_115);
     const __m256i x_397 = _mm256_sub_epi16(x_379, t_115);
     const __m256i x_398 = _mm256_add_epi16(x_380, t_116);
@@ -2933,32 +2933,32 @@ part_5:;
     const __m256i x_410 = nttgen_kyber_r1_avx2_montmul(x_400, tw_10, twqinv_10);
     const __m256i x_411 = nttgen_kyber_r1_avx2_montmul(x_401, tw_11, twqinv_11);
     const __m256i x_412 = nttgen_kyber_r1_avx2_montmul(x_402, tw_12, twqinv_12);
-    const __m256i x_413 = nttgen_kyber_r1_avx2_montmul(x_403, tw_13, twqinv_13);
     goto part_6;
 part_6:;
+    const __m256i x_413 = nttgen_kyber_r1_avx2_montmul(x_403, tw_13, twqinv_13);
     const __m256i x_414 = nttgen_kyber_r1_avx2_montmul(x_404, tw_14, twqinv_14);
     const __m256i x_415 = nttgen_kyber_r1_avx2_montmul(x_405, tw_15, twqinv_15);
-    const __m256i red_21 = nttgen_kyber_r1_avx2_cond_add_q(x_406);
-    const __m256i red_22 = nttgen_kyber_r1_avx2_cond_add_q(x_407);
-    const __m256i red_23 = nttgen_kyber_r1_avx2_cond_add_q(x_408);
-    const __m256i red_24 = nttgen_kyber_r1_avx2_cond_add_q(x_409);
-    const __m256i red_25 = nttgen_kyber_r1_avx2_cond_add_q(x_410);
-    const __m256i red_26 = nttgen_kyber_r1_avx2_cond_add_q(x_411);
-    const __m256i red_27 = nttgen_kyber_r1_avx2_cond_add_q(x_412);
-    const __m256i red_28 = nttgen_kyber_r1_avx2_cond_add_q(x_413);
-    const __m256i red_29 = nttgen_kyber_r1_avx2_cond_add_q(x_414);
-    const __m256i red_30 = nttgen_kyber_r1_avx2_cond_add_q(x_415);
-    _mm256_storeu_si256((__m256i *)&r[160], red_20);
-    _mm256_storeu_si256((__m256i *)&r[96], red_21);
-    _mm256_storeu_si256((__m256i *)&r[224], red_22);
-    _mm256_storeu_si256((__m256i *)&r[16], red_23);
-    _mm256_storeu_si256((__m256i *)&r[144], red_24);
-    _mm256_storeu_si256((__m256i *)&r[80], red_25);
-    _mm256_storeu_si256((__m256i *)&r[208], red_26);
-    _mm256_storeu_si256((__m256i *)&r[48], red_27);
-    _mm256_storeu_si256((__m256i *)&r[176], red_28);
-    _mm256_storeu_si256((__m256i *)&r[112], red_29);
-    _mm256_storeu_si256((__m256i *)&r[240], red_30);
+    const __m256i red_22 = nttgen_kyber_r1_avx2_cond_add_q(x_406);
+    const __m256i red_23 = nttgen_kyber_r1_avx2_cond_add_q(x_407);
+    const __m256i red_24 = nttgen_kyber_r1_avx2_cond_add_q(x_408);
+    const __m256i red_25 = nttgen_kyber_r1_avx2_cond_add_q(x_409);
+    const __m256i red_26 = nttgen_kyber_r1_avx2_cond_add_q(x_410);
+    const __m256i red_27 = nttgen_kyber_r1_avx2_cond_add_q(x_411);
+    const __m256i red_28 = nttgen_kyber_r1_avx2_cond_add_q(x_412);
+    const __m256i red_29 = nttgen_kyber_r1_avx2_cond_add_q(x_413);
+    const __m256i red_30 = nttgen_kyber_r1_avx2_cond_add_q(x_414);
+    const __m256i red_31 = nttgen_kyber_r1_avx2_cond_add_q(x_415);
+    _mm256_storeu_si256((__m256i *)&r[160], red_21);
+    _mm256_storeu_si256((__m256i *)&r[96], red_22);
+    _mm256_storeu_si256((__m256i *)&r[224], red_23);
+    _mm256_storeu_si256((__m256i *)&r[16], red_24);
+    _mm256_storeu_si256((__m256i *)&r[144], red_25);
+    _mm256_storeu_si256((__m256i *)&r[80], red_26);
+    _mm256_storeu_si256((__m256i *)&r[208], red_27);
+    _mm256_storeu_si256((__m256i *)&r[48], red_28);
+    _mm256_storeu_si256((__m256i *)&r[176], red_29);
+    _mm256_storeu_si256((__m256i *)&r[112], red_30);
+    _mm256_storeu_si256((__m256i *)&r[240], red_31);
 #ifdef NTTGEN_DEBUG
     nttgen_kyber_r1_avx2_assert_range(r, 256, 0, 7680);
 #endif
@@ -2972,8 +2972,8 @@ part_6:;
  * r[256]: on exit in [0, 7680]
  * a[256]: on entry in [-7680, 7680]
  * b[256]: on entry in [-7680, 7680]
- * Ops per call: load 320, store 48, add 192, sub 192, montmul 200, montmul_var 16, barrett 23,
- *   cond_add_q 16, shuffle 72, zip 24
+ * Ops per call: load 320, store 48, add 192, sub 192, montmul 200, montmul_var 16, barrett 8,
+ *   barrett_coarse 16, cond_add_q 16, shuffle 72, zip 24
  */
 void nttgen_kyber_r1_avx2_polymul(int16_t r[256], const int16_t a[256], const int16_t b[256]) {
 #ifdef NTTGEN_DEBUG

@@ -24,8 +24,8 @@
  *       ops: load 32, store 16, montmul_var 16
  *   nttgen_kyber_r1_avx2_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
- *       a in [-18519, 18519], b in [-18519, 18519] -> r in [-3840, 3840]
- *       ops: load 32, store 16, montmul_var 16, barrett 16
+ *       a in [-18519, 18519], b in [-18519, 18519] -> r in [-5118, 5117]
+ *       ops: load 32, store 16, montmul_var 16, barrett_coarse 16
  *       coefficient reductions: 256
  *   nttgen_kyber_r1_avx2_basemul_cache: multiplication cache of b, for basemul_acc_cached: what
  *     every product by b would recompute (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1
@@ -34,12 +34,12 @@
  *       ops: load 16, store 16, mullo 16, const 16
  *   nttgen_kyber_r1_avx2_basemul_acc_cached: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs,
  *     given the caches of the b_i (basemul_cache), stored one after another
- *       a in [-7680, 7680], b in [-18519, 18519], cache in [-32768, 32767] -> r in [-3840, 3840]
- *       ops: load 48, store 16, montmul_twist 16, barrett 16
+ *       a in [-7680, 7680], b in [-18519, 18519], cache in [-32768, 32767] -> r in [-5629, 5628]
+ *       ops: load 48, store 16, montmul_twist 16, barrett_coarse 16
  *       coefficient reductions: 256
  *   nttgen_kyber_r1_avx2_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-9073, 9073] -> a in [-5417, 5417]
- *       ops: load 100, store 32, add 64, sub 64, montmul 72, barrett 8, shuffle 24, zip 8
+ *       a in [-9073, 9073] -> a in [-5505, 5505]
+ *       ops: load 100, store 32, add 64, sub 64, montmul 72, barrett_coarse 8, shuffle 24, zip 8
  *       coefficient reductions: 128
  *   nttgen_kyber_r1_avx2_reduce: full reduction, in place: every coefficient to its representative
  *     in [0, q)
@@ -72,9 +72,9 @@
  *       ops: load 16, store 16, shuffle 24, zip 8
  *   nttgen_kyber_r1_avx2_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-7680, 7680], b in [-7680, 7680] -> r in [0, 7680]
- *       ops: load 320, store 48, add 192, sub 192, montmul 200, montmul_var 16, barrett 23,
- *         cond_add_q 16, shuffle 72, zip 24
- *       coefficient reductions: 368
+ *       ops: load 320, store 48, add 192, sub 192, montmul 200, montmul_var 16, barrett 8,
+ *         barrett_coarse 16, cond_add_q 16, shuffle 72, zip 24
+ *       coefficient reductions: 384
  */
 #ifndef NTTGEN_KYBER_R1_AVX2_H
 #define NTTGEN_KYBER_R1_AVX2_H
@@ -117,11 +117,11 @@ void nttgen_kyber_r1_avx2_basemul(int16_t r[256], const int16_t a[256], const in
  *
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[256]: on exit in [-3840, 3840]
+ * r[256]: on exit in [-5118, 5117]
  * a[256 x k]: on entry in [-18519, 18519]
  * b[256 x k]: on entry in [-18519, 18519]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 32, store 16, montmul_var 16, barrett 16
+ * Ops per call: load 32, store 16, montmul_var 16, barrett_coarse 16
  */
 void nttgen_kyber_r1_avx2_basemul_acc(int16_t r[256], const int16_t *a, const int16_t *b, size_t k);
 
@@ -143,12 +143,12 @@ void nttgen_kyber_r1_avx2_basemul_cache(int16_t cache[256], const int16_t b[256]
  *
  * Input:  a, b: k polynomials each, NTT domain, native order; cache: their k caches
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[256]: on exit in [-3840, 3840]
+ * r[256]: on exit in [-5629, 5628]
  * a[256 x k]: on entry in [-7680, 7680]
  * b[256 x k]: on entry in [-18519, 18519]
  * cache[256 x k]: on entry in [-32768, 32767]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 48, store 16, montmul_twist 16, barrett 16
+ * Ops per call: load 48, store 16, montmul_twist 16, barrett_coarse 16
  */
 void nttgen_kyber_r1_avx2_basemul_acc_cached(int16_t r[256], const int16_t *a, const int16_t *b,
                                              const int16_t *cache, size_t k);
@@ -158,8 +158,8 @@ void nttgen_kyber_r1_avx2_basemul_acc_cached(int16_t r[256], const int16_t *a, c
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[256]: on entry in [-9073, 9073], on exit in [-5417, 5417]
- * Ops per call: load 100, store 32, add 64, sub 64, montmul 72, barrett 8, shuffle 24, zip 8
+ * a[256]: on entry in [-9073, 9073], on exit in [-5505, 5505]
+ * Ops per call: load 100, store 32, add 64, sub 64, montmul 72, barrett_coarse 8, shuffle 24, zip 8
  */
 void nttgen_kyber_r1_avx2_intt(int16_t a[256]);
 
@@ -241,8 +241,8 @@ void nttgen_kyber_r1_avx2_from_standard(int16_t a[256]);
  * r[256]: on exit in [0, 7680]
  * a[256]: on entry in [-7680, 7680]
  * b[256]: on entry in [-7680, 7680]
- * Ops per call: load 320, store 48, add 192, sub 192, montmul 200, montmul_var 16, barrett 23,
- *   cond_add_q 16, shuffle 72, zip 24
+ * Ops per call: load 320, store 48, add 192, sub 192, montmul 200, montmul_var 16, barrett 8,
+ *   barrett_coarse 16, cond_add_q 16, shuffle 72, zip 24
  */
 void nttgen_kyber_r1_avx2_polymul(int16_t r[256], const int16_t a[256], const int16_t b[256]);
 

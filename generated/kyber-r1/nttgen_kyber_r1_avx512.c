@@ -24,8 +24,8 @@
  *       ops: load 16, store 8, montmul_var 8
  *   nttgen_kyber_r1_avx512_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
- *       a in [-18519, 18519], b in [-18519, 18519] -> r in [-3840, 3840]
- *       ops: load 16, store 8, montmul_var 8, barrett 8
+ *       a in [-18519, 18519], b in [-18519, 18519] -> r in [-5118, 5117]
+ *       ops: load 16, store 8, montmul_var 8, barrett_coarse 8
  *       coefficient reductions: 256
  *   nttgen_kyber_r1_avx512_basemul_cache: multiplication cache of b, for basemul_acc_cached: what
  *     every product by b would recompute (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1
@@ -34,12 +34,12 @@
  *       ops: load 8, store 8, mullo 8, const 8
  *   nttgen_kyber_r1_avx512_basemul_acc_cached: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs,
  *     given the caches of the b_i (basemul_cache), stored one after another
- *       a in [-7680, 7680], b in [-18519, 18519], cache in [-32768, 32767] -> r in [-3840, 3840]
- *       ops: load 24, store 8, montmul_twist 8, barrett 8
+ *       a in [-7680, 7680], b in [-18519, 18519], cache in [-32768, 32767] -> r in [-5629, 5628]
+ *       ops: load 24, store 8, montmul_twist 8, barrett_coarse 8
  *       coefficient reductions: 256
  *   nttgen_kyber_r1_avx512_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-9073, 9073] -> a in [-5391, 5391]
- *       ops: load 46, store 8, add 32, sub 32, montmul 36, barrett 4, shuffle 16, zip 4
+ *       a in [-9073, 9073] -> a in [-5476, 5477]
+ *       ops: load 46, store 8, add 32, sub 32, montmul 36, barrett_coarse 4, shuffle 16, zip 4
  *       coefficient reductions: 128
  *   nttgen_kyber_r1_avx512_reduce: full reduction, in place: every coefficient to its
  *     representative in [0, q)
@@ -72,9 +72,9 @@
  *       ops: load 8, store 8, shuffle 16, zip 4
  *   nttgen_kyber_r1_avx512_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-7680, 7680], b in [-7680, 7680] -> r in [0, 7680]
- *       ops: load 162, store 8, add 96, sub 96, montmul 100, montmul_var 8, barrett 11, cond_add_q
- *         8, shuffle 48, zip 12
- *       coefficient reductions: 352
+ *       ops: load 162, store 8, add 96, sub 96, montmul 100, montmul_var 8, barrett_coarse 12,
+ *         cond_add_q 8, shuffle 48, zip 12
+ *       coefficient reductions: 384
  */
 #if !defined(NTTGEN_NO_ISA_CHECK) && !defined(__AVX512F__)
 #error "compile this avx512 file with -mavx512f (__AVX512F__ is not defined)"
@@ -187,20 +187,13 @@ static inline __m512i nttgen_kyber_r1_avx512_barrett(__m512i a) {
 }
 
 /*
- * barrett(a) + barrett(b) as (a + b) - (ra + rb)*q, ra and rb the two
- * quotients: the same lanes, one multiplication and one subtraction fewer.
+ * Barrett reduction by one rounding high product: t = round(a*4 / 2^15)
+ * (vpmulhrsw), then a - t*q: congruent to a, in a wider range than barrett.
  */
-static inline __m512i nttgen_kyber_r1_avx512_barrett_add(__m512i a, __m512i b) {
-    const __m512i ra = _mm512_srai_epi16(
-        _mm512_add_epi16(_mm512_mulhi_epi16(a, _mm512_set1_epi16(17474)), _mm512_set1_epi16(1024)),
-        11);
-    const __m512i rb = _mm512_srai_epi16(
-        _mm512_add_epi16(_mm512_mulhi_epi16(b, _mm512_set1_epi16(17474)), _mm512_set1_epi16(1024)),
-        11);
+static inline __m512i nttgen_kyber_r1_avx512_barrett_coarse(__m512i a) {
+    const __m512i t = _mm512_mulhrs_epi16(a, _mm512_set1_epi16(4));
     const __m512i qv = nttgen_kyber_r1_avx512_keep(_mm512_set1_epi16(7681));
-    const __m512i t = _mm512_mullo_epi16(_mm512_add_epi16(ra, rb), qv);
-    const __m512i s = _mm512_add_epi16(a, b);
-    return nttgen_kyber_r1_avx512_keep(_mm512_sub_epi16(s, t));
+    return _mm512_sub_epi16(a, _mm512_mullo_epi16(t, qv));
 }
 
 /*
@@ -674,11 +667,11 @@ void nttgen_kyber_r1_avx512_basemul(int16_t r[256], const int16_t a[256], const 
  *
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[256]: on exit in [-3840, 3840]
+ * r[256]: on exit in [-5118, 5117]
  * a[256 x k]: on entry in [-18519, 18519]
  * b[256 x k]: on entry in [-18519, 18519]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 16, store 8, montmul_var 8, barrett 8
+ * Ops per call: load 16, store 8, montmul_var 8, barrett_coarse 8
  */
 void nttgen_kyber_r1_avx512_basemul_acc(int16_t r[256], const int16_t *a, const int16_t *b,
                                         size_t k) {
@@ -766,20 +759,22 @@ void nttgen_kyber_r1_avx512_basemul_acc(int16_t r[256], const int16_t *a, const 
                     acc_9 = acc_13;
                 }
             }
-            const __m512i red_0 = nttgen_kyber_r1_avx512_barrett(acc_6);
-            const __m512i acc_14 = _mm512_add_epi16(red_0, acc_8);
+            const __m512i red_0 = nttgen_kyber_r1_avx512_barrett_coarse(acc_6);
+            const __m512i red_1 = nttgen_kyber_r1_avx512_barrett_coarse(acc_8);
+            const __m512i acc_14 = _mm512_add_epi16(red_0, red_1);
             acc_6 = acc_14;
-            const __m512i red_1 = nttgen_kyber_r1_avx512_barrett(acc_7);
-            const __m512i acc_15 = _mm512_add_epi16(red_1, acc_9);
+            const __m512i red_2 = nttgen_kyber_r1_avx512_barrett_coarse(acc_7);
+            const __m512i red_3 = nttgen_kyber_r1_avx512_barrett_coarse(acc_9);
+            const __m512i acc_15 = _mm512_add_epi16(red_2, red_3);
             acc_7 = acc_15;
         }
-        const __m512i red_2 = nttgen_kyber_r1_avx512_barrett(acc_6);
-        const __m512i red_3 = nttgen_kyber_r1_avx512_barrett(acc_7);
-        _mm512_storeu_si512((__m512i *)&r[i_0 * 64], red_2);
-        _mm512_storeu_si512((__m512i *)(&r[i_0 * 64] + 32), red_3);
+        const __m512i red_4 = nttgen_kyber_r1_avx512_barrett_coarse(acc_6);
+        const __m512i red_5 = nttgen_kyber_r1_avx512_barrett_coarse(acc_7);
+        _mm512_storeu_si512((__m512i *)&r[i_0 * 64], red_4);
+        _mm512_storeu_si512((__m512i *)(&r[i_0 * 64] + 32), red_5);
     }
 #ifdef NTTGEN_DEBUG
-    nttgen_kyber_r1_avx512_assert_range(r, 256, -3840, 3840);
+    nttgen_kyber_r1_avx512_assert_range(r, 256, -5118, 5117);
 #endif
 }
 
@@ -840,12 +835,12 @@ void nttgen_kyber_r1_avx512_basemul_cache(int16_t cache[256], const int16_t b[25
  *
  * Input:  a, b: k polynomials each, NTT domain, native order; cache: their k caches
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[256]: on exit in [-3840, 3840]
+ * r[256]: on exit in [-5629, 5628]
  * a[256 x k]: on entry in [-7680, 7680]
  * b[256 x k]: on entry in [-18519, 18519]
  * cache[256 x k]: on entry in [-32768, 32767]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 24, store 8, montmul_twist 8, barrett 8
+ * Ops per call: load 24, store 8, montmul_twist 8, barrett_coarse 8
  */
 void nttgen_kyber_r1_avx512_basemul_acc_cached(int16_t r[256], const int16_t *a, const int16_t *b,
                                                const int16_t *cache, size_t k) {
@@ -1056,18 +1051,22 @@ void nttgen_kyber_r1_avx512_basemul_acc_cached(int16_t r[256], const int16_t *a,
                     }
                 }
             }
-            const __m512i acc_22 = nttgen_kyber_r1_avx512_barrett_add(acc_10, acc_12);
+            const __m512i red_0 = nttgen_kyber_r1_avx512_barrett_coarse(acc_12);
+            const __m512i red_1 = nttgen_kyber_r1_avx512_barrett_coarse(acc_10);
+            const __m512i acc_22 = _mm512_add_epi16(red_1, red_0);
             acc_10 = acc_22;
-            const __m512i acc_23 = nttgen_kyber_r1_avx512_barrett_add(acc_11, acc_13);
+            const __m512i red_2 = nttgen_kyber_r1_avx512_barrett_coarse(acc_13);
+            const __m512i red_3 = nttgen_kyber_r1_avx512_barrett_coarse(acc_11);
+            const __m512i acc_23 = _mm512_add_epi16(red_3, red_2);
             acc_11 = acc_23;
         }
-        const __m512i red_4 = nttgen_kyber_r1_avx512_barrett(acc_10);
-        const __m512i red_5 = nttgen_kyber_r1_avx512_barrett(acc_11);
+        const __m512i red_4 = nttgen_kyber_r1_avx512_barrett_coarse(acc_10);
+        const __m512i red_5 = nttgen_kyber_r1_avx512_barrett_coarse(acc_11);
         _mm512_storeu_si512((__m512i *)&r[i_0 * 64], red_4);
         _mm512_storeu_si512((__m512i *)(&r[i_0 * 64] + 32), red_5);
     }
 #ifdef NTTGEN_DEBUG
-    nttgen_kyber_r1_avx512_assert_range(r, 256, -3840, 3840);
+    nttgen_kyber_r1_avx512_assert_range(r, 256, -5629, 5628);
 #endif
 }
 
@@ -1076,8 +1075,8 @@ void nttgen_kyber_r1_avx512_basemul_acc_cached(int16_t r[256], const int16_t *a,
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[256]: on entry in [-9073, 9073], on exit in [-5391, 5391]
- * Ops per call: load 46, store 8, add 32, sub 32, montmul 36, barrett 4, shuffle 16, zip 4
+ * a[256]: on entry in [-9073, 9073], on exit in [-5476, 5477]
+ * Ops per call: load 46, store 8, add 32, sub 32, montmul 36, barrett_coarse 4, shuffle 16, zip 4
  */
 void nttgen_kyber_r1_avx512_intt(int16_t a[256]) {
     const int16_t *const zetas_dit_0 = nttgen_kyber_r1_avx512_intt_zetas_dit;
@@ -1113,64 +1112,64 @@ void nttgen_kyber_r1_avx512_intt(int16_t a[256]) {
     const __m512i x_18 = _mm512_loadu_si512((const __m512i *)&a[0]);
     const __m512i x_19 = _mm512_loadu_si512((const __m512i *)&a[64]);
     const __m512i t_2 = nttgen_kyber_r1_avx512_montmul(x_14, zeta_0, zetaqinv_0);
+    const __m512i t_3 = nttgen_kyber_r1_avx512_montmul(x_15, zeta_0, zetaqinv_0);
     const __m512i x_20 = _mm512_add_epi16(x_16, t_0);
     const __m512i x_21 = _mm512_sub_epi16(x_16, t_0);
-    const __m512i x_22 = _mm512_unpacklo_epi64(x_20, x_21);
-    const __m512i x_23 = _mm512_unpackhi_epi64(x_20, x_21);
-    const __m512i t_3 = nttgen_kyber_r1_avx512_montmul(x_15, zeta_0, zetaqinv_0);
-    const __m512i x_24 = _mm512_add_epi16(x_17, t_1);
-    const __m512i x_25 = _mm512_sub_epi16(x_17, t_1);
-    const __m512i x_26 = _mm512_unpacklo_epi64(x_24, x_25);
-    const __m512i x_27 = _mm512_unpackhi_epi64(x_24, x_25);
-    const __m512i t_4 = nttgen_kyber_r1_avx512_montmul(x_23, zeta_1, zetaqinv_1);
+    const __m512i x_22 = _mm512_add_epi16(x_17, t_1);
+    const __m512i x_23 = _mm512_sub_epi16(x_17, t_1);
+    const __m512i x_24 = _mm512_unpacklo_epi64(x_20, x_21);
+    const __m512i x_25 = _mm512_unpackhi_epi64(x_20, x_21);
+    const __m512i x_26 = _mm512_unpacklo_epi64(x_22, x_23);
+    const __m512i x_27 = _mm512_unpackhi_epi64(x_22, x_23);
+    const __m512i t_4 = nttgen_kyber_r1_avx512_montmul(x_25, zeta_1, zetaqinv_1);
+    const __m512i t_5 = nttgen_kyber_r1_avx512_montmul(x_27, zeta_1, zetaqinv_1);
     const __m512i x_28 = _mm512_add_epi16(x_18, x_19);
     const __m512i x_29 = _mm512_sub_epi16(x_18, x_19);
     const __m512i x_30 = nttgen_kyber_r1_avx512_ilv16_lo(x_28, x_29);
     const __m512i x_31 = nttgen_kyber_r1_avx512_ilv16_hi(x_28, x_29);
-    const __m512i t_5 = nttgen_kyber_r1_avx512_montmul(x_27, zeta_1, zetaqinv_1);
     const __m512i x_32 = _mm512_add_epi16(x_30, t_2);
     const __m512i x_33 = _mm512_sub_epi16(x_30, t_2);
-    const __m512i x_34 = _mm512_unpacklo_epi64(x_32, x_33);
-    const __m512i x_35 = _mm512_unpackhi_epi64(x_32, x_33);
-    const __m512i x_36 = _mm512_add_epi16(x_31, t_3);
-    const __m512i x_37 = _mm512_sub_epi16(x_31, t_3);
-    const __m512i x_38 = _mm512_unpacklo_epi64(x_36, x_37);
-    const __m512i x_39 = _mm512_unpackhi_epi64(x_36, x_37);
-    const __m512i t_6 = nttgen_kyber_r1_avx512_montmul(x_22, zeta_1, zetaqinv_1);
-    const __m512i x_40 = _mm512_add_epi16(x_35, t_4);
-    const __m512i x_41 = _mm512_sub_epi16(x_35, t_4);
+    const __m512i x_34 = _mm512_add_epi16(x_31, t_3);
+    const __m512i x_35 = _mm512_sub_epi16(x_31, t_3);
+    const __m512i x_36 = _mm512_unpacklo_epi64(x_32, x_33);
+    const __m512i x_37 = _mm512_unpackhi_epi64(x_32, x_33);
+    const __m512i x_38 = _mm512_unpacklo_epi64(x_34, x_35);
+    const __m512i x_39 = _mm512_unpackhi_epi64(x_34, x_35);
     const __m512i zeta_2 = _mm512_load_si512((const __m512i *)&zetas_dit_0[128]);
     const __m512i zetaqinv_2 = _mm512_load_si512((const __m512i *)&zetas_dit_0[160]);
-    const __m512i x_42 = nttgen_kyber_r1_avx512_unzip32_lo(x_40, x_41);
-    const __m512i x_43 = nttgen_kyber_r1_avx512_unzip32_hi(x_40, x_41);
+    const __m512i t_6 = nttgen_kyber_r1_avx512_montmul(x_24, zeta_1, zetaqinv_1);
+    const __m512i x_40 = _mm512_add_epi16(x_37, t_4);
+    const __m512i x_41 = _mm512_sub_epi16(x_37, t_4);
     const __m512i t_7 = nttgen_kyber_r1_avx512_montmul(x_26, zeta_1, zetaqinv_1);
-    const __m512i x_44 = _mm512_add_epi16(x_39, t_5);
-    const __m512i x_45 = _mm512_sub_epi16(x_39, t_5);
-    const __m512i x_46 = nttgen_kyber_r1_avx512_unzip32_lo(x_44, x_45);
-    const __m512i x_47 = nttgen_kyber_r1_avx512_unzip32_hi(x_44, x_45);
-    const __m512i red_0 = nttgen_kyber_r1_avx512_barrett(x_43);
+    const __m512i x_42 = _mm512_add_epi16(x_39, t_5);
+    const __m512i x_43 = _mm512_sub_epi16(x_39, t_5);
+    const __m512i x_44 = nttgen_kyber_r1_avx512_unzip32_lo(x_40, x_41);
+    const __m512i x_45 = nttgen_kyber_r1_avx512_unzip32_hi(x_40, x_41);
+    const __m512i x_46 = nttgen_kyber_r1_avx512_unzip32_lo(x_42, x_43);
+    const __m512i x_47 = nttgen_kyber_r1_avx512_unzip32_hi(x_42, x_43);
     const __m512i t_8 = nttgen_kyber_r1_avx512_montmul(x_47, zeta_2, zetaqinv_2);
-    const __m512i x_48 = _mm512_add_epi16(x_34, t_6);
-    const __m512i x_49 = _mm512_sub_epi16(x_34, t_6);
-    const __m512i x_50 = nttgen_kyber_r1_avx512_unzip32_lo(x_48, x_49);
-    const __m512i x_51 = nttgen_kyber_r1_avx512_unzip32_hi(x_48, x_49);
-    const __m512i x_52 = _mm512_add_epi16(x_38, t_7);
-    const __m512i x_53 = _mm512_sub_epi16(x_38, t_7);
-    const __m512i x_54 = nttgen_kyber_r1_avx512_unzip32_lo(x_52, x_53);
-    const __m512i x_55 = nttgen_kyber_r1_avx512_unzip32_hi(x_52, x_53);
-    const __m512i red_1 = nttgen_kyber_r1_avx512_barrett(x_42);
-    const __m512i red_2 = nttgen_kyber_r1_avx512_barrett(x_51);
+    const __m512i red_0 = nttgen_kyber_r1_avx512_barrett_coarse(x_45);
+    const __m512i x_48 = _mm512_add_epi16(x_36, t_6);
+    const __m512i x_49 = _mm512_sub_epi16(x_36, t_6);
+    const __m512i x_50 = _mm512_add_epi16(x_38, t_7);
+    const __m512i x_51 = _mm512_sub_epi16(x_38, t_7);
+    const __m512i x_52 = nttgen_kyber_r1_avx512_unzip32_lo(x_48, x_49);
+    const __m512i x_53 = nttgen_kyber_r1_avx512_unzip32_hi(x_48, x_49);
+    const __m512i x_54 = nttgen_kyber_r1_avx512_unzip32_lo(x_50, x_51);
+    const __m512i x_55 = nttgen_kyber_r1_avx512_unzip32_hi(x_50, x_51);
     const __m512i zeta_3 = _mm512_load_si512((const __m512i *)&zetas_dit_0[192]);
     const __m512i zetaqinv_3 = _mm512_load_si512((const __m512i *)&zetas_dit_0[224]);
     const __m512i t_9 = nttgen_kyber_r1_avx512_montmul(x_46, zeta_2, zetaqinv_2);
+    const __m512i red_1 = nttgen_kyber_r1_avx512_barrett_coarse(x_44);
     const __m512i t_10 = nttgen_kyber_r1_avx512_montmul(x_55, zeta_2, zetaqinv_2);
+    const __m512i red_2 = nttgen_kyber_r1_avx512_barrett_coarse(x_53);
     const __m512i x_56 = _mm512_add_epi16(red_0, t_8);
     const __m512i x_57 = _mm512_sub_epi16(red_0, t_8);
     const __m512i x_58 = nttgen_kyber_r1_avx512_ilv128_lo(x_56, x_57);
     const __m512i x_59 = nttgen_kyber_r1_avx512_ilv128_hi(x_56, x_57);
     const __m512i t_11 = nttgen_kyber_r1_avx512_montmul(x_59, zeta_3, zetaqinv_3);
-    const __m512i red_3 = nttgen_kyber_r1_avx512_barrett(x_50);
     const __m512i t_12 = nttgen_kyber_r1_avx512_montmul(x_54, zeta_2, zetaqinv_2);
+    const __m512i red_3 = nttgen_kyber_r1_avx512_barrett_coarse(x_52);
     const __m512i x_60 = _mm512_add_epi16(red_1, t_9);
     const __m512i x_61 = _mm512_sub_epi16(red_1, t_9);
     const __m512i x_62 = _mm512_add_epi16(red_2, t_10);
@@ -1287,7 +1286,7 @@ part_1:;
     _mm512_storeu_si512((__m512i *)&a[96], x_118);
     _mm512_storeu_si512((__m512i *)&a[224], x_119);
 #ifdef NTTGEN_DEBUG
-    nttgen_kyber_r1_avx512_assert_range(a, 256, -5391, 5391);
+    nttgen_kyber_r1_avx512_assert_range(a, 256, -5476, 5477);
 #endif
 }
 
@@ -1564,7 +1563,7 @@ void nttgen_kyber_r1_avx512_from_standard(int16_t a[256]) {
  * r[256]: on exit in [0, 7680]
  * a[256]: on entry in [-7680, 7680]
  * b[256]: on entry in [-7680, 7680]
- * Ops per call: load 162, store 8, add 96, sub 96, montmul 100, montmul_var 8, barrett 11,
+ * Ops per call: load 162, store 8, add 96, sub 96, montmul 100, montmul_var 8, barrett_coarse 12,
  *   cond_add_q 8, shuffle 48, zip 12
  */
 static NTTGEN_NOINLINE void nttgen_kyber_r1_avx512_mul_both(int16_t r[256], const int16_t a[256],
@@ -1804,6 +1803,22 @@ part_1:;
     const __m512i t_37 = nttgen_kyber_r1_avx512_montmul(x_107, zeta_27, zetaqinv_27);
     const __m512i t_38 = nttgen_kyber_r1_avx512_montmul(x_109, zeta_28, zetaqinv_28);
     const __m512i t_39 = nttgen_kyber_r1_avx512_montmul(x_111, zeta_29, zetaqinv_29);
+    const __m512i zeta_30 = _mm512_load_si512((const __m512i *)&zetas_0[512]);
+    const __m512i zetaqinv_30 = _mm512_load_si512((const __m512i *)&zetas_0[544]);
+    const __m512i zeta_31 = _mm512_load_si512((const __m512i *)&zetas_0[576]);
+    const __m512i zetaqinv_31 = _mm512_load_si512((const __m512i *)&zetas_0[608]);
+    const __m512i zeta_32 = _mm512_load_si512((const __m512i *)&zetas_0[640]);
+    const __m512i zetaqinv_32 = _mm512_load_si512((const __m512i *)&zetas_0[672]);
+    const __m512i zeta_33 = _mm512_load_si512((const __m512i *)&zetas_0[704]);
+    const __m512i zetaqinv_33 = _mm512_load_si512((const __m512i *)&zetas_0[736]);
+    const __m512i zeta_34 = _mm512_load_si512((const __m512i *)&zetas_1[512]);
+    const __m512i zetaqinv_34 = _mm512_load_si512((const __m512i *)&zetas_1[544]);
+    const __m512i zeta_35 = _mm512_load_si512((const __m512i *)&zetas_1[576]);
+    const __m512i zetaqinv_35 = _mm512_load_si512((const __m512i *)&zetas_1[608]);
+    const __m512i zeta_36 = _mm512_load_si512((const __m512i *)&zetas_1[640]);
+    const __m512i zetaqinv_36 = _mm512_load_si512((const __m512i *)&zetas_1[672]);
+    const __m512i zeta_37 = _mm512_load_si512((const __m512i *)&zetas_1[704]);
+    const __m512i zetaqinv_37 = _mm512_load_si512((const __m512i *)&zetas_1[736]);
     const __m512i x_112 = _mm512_add_epi16(x_96, t_32);
     const __m512i x_113 = _mm512_sub_epi16(x_96, t_32);
     const __m512i x_114 = _mm512_add_epi16(x_98, t_33);
@@ -1816,36 +1831,20 @@ part_1:;
     const __m512i x_121 = _mm512_sub_epi16(x_104, t_36);
     const __m512i x_122 = _mm512_add_epi16(x_106, t_37);
     const __m512i x_123 = _mm512_sub_epi16(x_106, t_37);
+    goto part_2;
+part_2:;
     const __m512i x_124 = _mm512_add_epi16(x_108, t_38);
     const __m512i x_125 = _mm512_sub_epi16(x_108, t_38);
     const __m512i x_126 = _mm512_add_epi16(x_110, t_39);
     const __m512i x_127 = _mm512_sub_epi16(x_110, t_39);
-    const __m512i zeta_30 = _mm512_load_si512((const __m512i *)&zetas_0[512]);
-    const __m512i zetaqinv_30 = _mm512_load_si512((const __m512i *)&zetas_0[544]);
-    const __m512i zeta_31 = _mm512_load_si512((const __m512i *)&zetas_0[576]);
-    const __m512i zetaqinv_31 = _mm512_load_si512((const __m512i *)&zetas_0[608]);
-    const __m512i zeta_32 = _mm512_load_si512((const __m512i *)&zetas_0[640]);
-    const __m512i zetaqinv_32 = _mm512_load_si512((const __m512i *)&zetas_0[672]);
-    const __m512i zeta_33 = _mm512_load_si512((const __m512i *)&zetas_0[704]);
-    const __m512i zetaqinv_33 = _mm512_load_si512((const __m512i *)&zetas_0[736]);
     const __m512i x_128 = _mm512_unpacklo_epi32(x_112, x_116);
     const __m512i x_129 = _mm512_unpackhi_epi32(x_112, x_116);
     const __m512i x_130 = _mm512_unpacklo_epi32(x_114, x_118);
     const __m512i x_131 = _mm512_unpackhi_epi32(x_114, x_118);
-    goto part_2;
-part_2:;
     const __m512i x_132 = _mm512_unpacklo_epi32(x_113, x_117);
     const __m512i x_133 = _mm512_unpackhi_epi32(x_113, x_117);
     const __m512i x_134 = _mm512_unpacklo_epi32(x_115, x_119);
     const __m512i x_135 = _mm512_unpackhi_epi32(x_115, x_119);
-    const __m512i zeta_34 = _mm512_load_si512((const __m512i *)&zetas_1[512]);
-    const __m512i zetaqinv_34 = _mm512_load_si512((const __m512i *)&zetas_1[544]);
-    const __m512i zeta_35 = _mm512_load_si512((const __m512i *)&zetas_1[576]);
-    const __m512i zetaqinv_35 = _mm512_load_si512((const __m512i *)&zetas_1[608]);
-    const __m512i zeta_36 = _mm512_load_si512((const __m512i *)&zetas_1[640]);
-    const __m512i zetaqinv_36 = _mm512_load_si512((const __m512i *)&zetas_1[672]);
-    const __m512i zeta_37 = _mm512_load_si512((const __m512i *)&zetas_1[704]);
-    const __m512i zetaqinv_37 = _mm512_load_si512((const __m512i *)&zetas_1[736]);
     const __m512i x_136 = _mm512_unpacklo_epi32(x_120, x_124);
     const __m512i x_137 = _mm512_unpackhi_epi32(x_120, x_124);
     const __m512i x_138 = _mm512_unpacklo_epi32(x_122, x_126);
@@ -1854,22 +1853,22 @@ part_2:;
     const __m512i x_141 = _mm512_unpackhi_epi32(x_121, x_125);
     const __m512i x_142 = _mm512_unpacklo_epi32(x_123, x_127);
     const __m512i x_143 = _mm512_unpackhi_epi32(x_123, x_127);
-    const __m512i red_0 = nttgen_kyber_r1_avx512_barrett(x_128);
-    const __m512i red_1 = nttgen_kyber_r1_avx512_barrett(x_130);
-    const __m512i red_2 = nttgen_kyber_r1_avx512_barrett(x_132);
-    const __m512i red_3 = nttgen_kyber_r1_avx512_barrett(x_134);
-    const __m512i red_4 = nttgen_kyber_r1_avx512_barrett(x_136);
-    const __m512i red_5 = nttgen_kyber_r1_avx512_barrett(x_138);
-    const __m512i red_6 = nttgen_kyber_r1_avx512_barrett(x_140);
-    const __m512i red_7 = nttgen_kyber_r1_avx512_barrett(x_142);
     const __m512i t_40 = nttgen_kyber_r1_avx512_montmul(x_129, zeta_30, zetaqinv_30);
+    const __m512i red_0 = nttgen_kyber_r1_avx512_barrett_coarse(x_128);
     const __m512i t_41 = nttgen_kyber_r1_avx512_montmul(x_131, zeta_31, zetaqinv_31);
+    const __m512i red_1 = nttgen_kyber_r1_avx512_barrett_coarse(x_130);
     const __m512i t_42 = nttgen_kyber_r1_avx512_montmul(x_133, zeta_32, zetaqinv_32);
+    const __m512i red_2 = nttgen_kyber_r1_avx512_barrett_coarse(x_132);
     const __m512i t_43 = nttgen_kyber_r1_avx512_montmul(x_135, zeta_33, zetaqinv_33);
+    const __m512i red_3 = nttgen_kyber_r1_avx512_barrett_coarse(x_134);
     const __m512i t_44 = nttgen_kyber_r1_avx512_montmul(x_137, zeta_34, zetaqinv_34);
+    const __m512i red_4 = nttgen_kyber_r1_avx512_barrett_coarse(x_136);
     const __m512i t_45 = nttgen_kyber_r1_avx512_montmul(x_139, zeta_35, zetaqinv_35);
+    const __m512i red_5 = nttgen_kyber_r1_avx512_barrett_coarse(x_138);
     const __m512i t_46 = nttgen_kyber_r1_avx512_montmul(x_141, zeta_36, zetaqinv_36);
+    const __m512i red_6 = nttgen_kyber_r1_avx512_barrett_coarse(x_140);
     const __m512i t_47 = nttgen_kyber_r1_avx512_montmul(x_143, zeta_37, zetaqinv_37);
+    const __m512i red_7 = nttgen_kyber_r1_avx512_barrett_coarse(x_142);
     const __m512i zeta_38 = _mm512_load_si512((const __m512i *)&zetas_0[896]);
     const __m512i zetaqinv_38 = _mm512_load_si512((const __m512i *)&zetas_0[928]);
     const __m512i zeta_39 = _mm512_load_si512((const __m512i *)&zetas_0[960]);
@@ -2012,7 +2011,8 @@ part_3:;
     const __m512i x_225 = _mm512_sub_epi16(x_208, t_62);
     const __m512i x_226 = _mm512_add_epi16(x_210, t_63);
     const __m512i x_227 = _mm512_sub_epi16(x_210, t_63);
-    const __m512i t_64 = nttgen_kyber_r1_avx512_montmul(x_223, zeta_54, zetaqinv_54);
+    const __m512i t_64 = nttgen_kyber_r1_avx512_montmul(x_222, zeta_54, zetaqinv_54);
+    const __m512i t_65 = nttgen_kyber_r1_avx512_montmul(x_223, zeta_54, zetaqinv_54);
     const __m512i p_6 = nttgen_kyber_r1_avx512_montmul_var(x_226, x_224);
     const __m512i p_7 = nttgen_kyber_r1_avx512_montmul_var(x_227, x_225);
     const __m512i x_228 = _mm512_add_epi16(p_2, p_3);
@@ -2025,97 +2025,97 @@ part_3:;
     const __m512i x_235 = nttgen_kyber_r1_avx512_ilv16_hi(x_230, x_231);
     const __m512i zeta_55 = _mm512_load_si512((const __m512i *)&zetas_dit_0[64]);
     const __m512i zetaqinv_55 = _mm512_load_si512((const __m512i *)&zetas_dit_0[96]);
-    const __m512i t_65 = nttgen_kyber_r1_avx512_montmul(x_233, zeta_54, zetaqinv_54);
-    const __m512i t_66 = nttgen_kyber_r1_avx512_montmul(x_222, zeta_54, zetaqinv_54);
-    const __m512i x_236 = _mm512_add_epi16(x_235, t_64);
-    const __m512i x_237 = _mm512_sub_epi16(x_235, t_64);
-    const __m512i x_238 = _mm512_unpacklo_epi64(x_236, x_237);
-    const __m512i x_239 = _mm512_unpackhi_epi64(x_236, x_237);
-    const __m512i t_67 = nttgen_kyber_r1_avx512_montmul(x_238, zeta_55, zetaqinv_55);
-    const __m512i x_240 = _mm512_add_epi16(p_6, p_7);
-    const __m512i x_241 = _mm512_sub_epi16(p_6, p_7);
-    const __m512i x_242 = nttgen_kyber_r1_avx512_ilv16_lo(x_240, x_241);
-    const __m512i x_243 = nttgen_kyber_r1_avx512_ilv16_hi(x_240, x_241);
-    const __m512i t_68 = nttgen_kyber_r1_avx512_montmul(x_239, zeta_55, zetaqinv_55);
-    const __m512i t_69 = nttgen_kyber_r1_avx512_montmul(x_232, zeta_54, zetaqinv_54);
-    const __m512i x_244 = _mm512_add_epi16(x_243, t_65);
-    const __m512i x_245 = _mm512_sub_epi16(x_243, t_65);
-    const __m512i x_246 = _mm512_add_epi16(x_234, t_66);
-    const __m512i x_247 = _mm512_sub_epi16(x_234, t_66);
-    const __m512i x_248 = _mm512_unpacklo_epi64(x_244, x_245);
-    const __m512i x_249 = _mm512_unpackhi_epi64(x_244, x_245);
-    const __m512i x_250 = _mm512_unpacklo_epi64(x_246, x_247);
-    const __m512i x_251 = _mm512_unpackhi_epi64(x_246, x_247);
+    const __m512i t_66 = nttgen_kyber_r1_avx512_montmul(x_232, zeta_54, zetaqinv_54);
+    const __m512i t_67 = nttgen_kyber_r1_avx512_montmul(x_233, zeta_54, zetaqinv_54);
+    const __m512i x_236 = _mm512_add_epi16(x_234, t_64);
+    const __m512i x_237 = _mm512_sub_epi16(x_234, t_64);
+    const __m512i x_238 = _mm512_add_epi16(x_235, t_65);
+    const __m512i x_239 = _mm512_sub_epi16(x_235, t_65);
+    const __m512i x_240 = _mm512_unpacklo_epi64(x_236, x_237);
+    const __m512i x_241 = _mm512_unpackhi_epi64(x_236, x_237);
+    const __m512i x_242 = _mm512_unpacklo_epi64(x_238, x_239);
+    const __m512i x_243 = _mm512_unpackhi_epi64(x_238, x_239);
+    const __m512i t_68 = nttgen_kyber_r1_avx512_montmul(x_241, zeta_55, zetaqinv_55);
+    const __m512i t_69 = nttgen_kyber_r1_avx512_montmul(x_243, zeta_55, zetaqinv_55);
+    const __m512i x_244 = _mm512_add_epi16(p_6, p_7);
+    const __m512i x_245 = _mm512_sub_epi16(p_6, p_7);
+    const __m512i x_246 = nttgen_kyber_r1_avx512_ilv16_lo(x_244, x_245);
+    const __m512i x_247 = nttgen_kyber_r1_avx512_ilv16_hi(x_244, x_245);
+    const __m512i x_248 = _mm512_add_epi16(x_246, t_66);
+    const __m512i x_249 = _mm512_sub_epi16(x_246, t_66);
+    const __m512i x_250 = _mm512_add_epi16(x_247, t_67);
+    const __m512i x_251 = _mm512_sub_epi16(x_247, t_67);
+    const __m512i x_252 = _mm512_unpacklo_epi64(x_248, x_249);
+    const __m512i x_253 = _mm512_unpackhi_epi64(x_248, x_249);
+    const __m512i x_254 = _mm512_unpacklo_epi64(x_250, x_251);
+    const __m512i x_255 = _mm512_unpackhi_epi64(x_250, x_251);
     const __m512i zeta_56 = _mm512_load_si512((const __m512i *)&zetas_dit_0[128]);
     const __m512i zetaqinv_56 = _mm512_load_si512((const __m512i *)&zetas_dit_0[160]);
-    const __m512i t_70 = nttgen_kyber_r1_avx512_montmul(x_250, zeta_55, zetaqinv_55);
-    const __m512i x_252 = _mm512_add_epi16(x_248, t_67);
-    const __m512i x_253 = _mm512_sub_epi16(x_248, t_67);
-    const __m512i x_254 = nttgen_kyber_r1_avx512_unzip32_lo(x_252, x_253);
-    const __m512i x_255 = nttgen_kyber_r1_avx512_unzip32_hi(x_252, x_253);
-    const __m512i t_71 = nttgen_kyber_r1_avx512_montmul(x_251, zeta_55, zetaqinv_55);
-    const __m512i x_256 = _mm512_add_epi16(x_249, t_68);
-    const __m512i x_257 = _mm512_sub_epi16(x_249, t_68);
-    const __m512i x_258 = nttgen_kyber_r1_avx512_unzip32_lo(x_256, x_257);
-    const __m512i x_259 = nttgen_kyber_r1_avx512_unzip32_hi(x_256, x_257);
-    const __m512i t_72 = nttgen_kyber_r1_avx512_montmul(x_255, zeta_56, zetaqinv_56);
-    const __m512i x_260 = _mm512_add_epi16(x_242, t_69);
-    const __m512i x_261 = _mm512_sub_epi16(x_242, t_69);
-    const __m512i x_262 = _mm512_unpacklo_epi64(x_260, x_261);
-    const __m512i x_263 = _mm512_unpackhi_epi64(x_260, x_261);
-    const __m512i t_73 = nttgen_kyber_r1_avx512_montmul(x_259, zeta_56, zetaqinv_56);
-    const __m512i x_264 = _mm512_add_epi16(x_262, t_70);
-    const __m512i x_265 = _mm512_sub_epi16(x_262, t_70);
-    const __m512i x_266 = nttgen_kyber_r1_avx512_unzip32_lo(x_264, x_265);
-    const __m512i x_267 = nttgen_kyber_r1_avx512_unzip32_hi(x_264, x_265);
-    const __m512i x_268 = _mm512_add_epi16(x_263, t_71);
-    const __m512i x_269 = _mm512_sub_epi16(x_263, t_71);
-    const __m512i x_270 = nttgen_kyber_r1_avx512_unzip32_lo(x_268, x_269);
-    const __m512i x_271 = nttgen_kyber_r1_avx512_unzip32_hi(x_268, x_269);
-    const __m512i x_272 = _mm512_add_epi16(x_267, t_72);
-    const __m512i x_273 = _mm512_sub_epi16(x_267, t_72);
+    const __m512i t_70 = nttgen_kyber_r1_avx512_montmul(x_240, zeta_55, zetaqinv_55);
+    const __m512i x_256 = _mm512_add_epi16(x_253, t_68);
+    const __m512i x_257 = _mm512_sub_epi16(x_253, t_68);
+    const __m512i t_71 = nttgen_kyber_r1_avx512_montmul(x_242, zeta_55, zetaqinv_55);
+    const __m512i x_258 = _mm512_add_epi16(x_255, t_69);
+    const __m512i x_259 = _mm512_sub_epi16(x_255, t_69);
+    const __m512i x_260 = nttgen_kyber_r1_avx512_unzip32_lo(x_256, x_257);
+    const __m512i x_261 = nttgen_kyber_r1_avx512_unzip32_hi(x_256, x_257);
+    const __m512i x_262 = nttgen_kyber_r1_avx512_unzip32_lo(x_258, x_259);
+    const __m512i x_263 = nttgen_kyber_r1_avx512_unzip32_hi(x_258, x_259);
+    const __m512i t_72 = nttgen_kyber_r1_avx512_montmul(x_263, zeta_56, zetaqinv_56);
+    const __m512i red_8 = nttgen_kyber_r1_avx512_barrett_coarse(x_261);
+    const __m512i x_264 = _mm512_add_epi16(x_252, t_70);
+    const __m512i x_265 = _mm512_sub_epi16(x_252, t_70);
+    const __m512i x_266 = _mm512_add_epi16(x_254, t_71);
+    const __m512i x_267 = _mm512_sub_epi16(x_254, t_71);
+    const __m512i x_268 = nttgen_kyber_r1_avx512_unzip32_lo(x_264, x_265);
+    const __m512i x_269 = nttgen_kyber_r1_avx512_unzip32_hi(x_264, x_265);
+    const __m512i x_270 = nttgen_kyber_r1_avx512_unzip32_lo(x_266, x_267);
+    const __m512i x_271 = nttgen_kyber_r1_avx512_unzip32_hi(x_266, x_267);
     const __m512i zeta_57 = _mm512_load_si512((const __m512i *)&zetas_dit_0[192]);
     const __m512i zetaqinv_57 = _mm512_load_si512((const __m512i *)&zetas_dit_0[224]);
+    const __m512i t_73 = nttgen_kyber_r1_avx512_montmul(x_262, zeta_56, zetaqinv_56);
+    const __m512i red_9 = nttgen_kyber_r1_avx512_barrett_coarse(x_260);
+    const __m512i t_74 = nttgen_kyber_r1_avx512_montmul(x_271, zeta_56, zetaqinv_56);
+    const __m512i red_10 = nttgen_kyber_r1_avx512_barrett_coarse(x_269);
+    const __m512i x_272 = _mm512_add_epi16(red_8, t_72);
+    const __m512i x_273 = _mm512_sub_epi16(red_8, t_72);
     const __m512i x_274 = nttgen_kyber_r1_avx512_ilv128_lo(x_272, x_273);
     const __m512i x_275 = nttgen_kyber_r1_avx512_ilv128_hi(x_272, x_273);
-    const __m512i t_74 = nttgen_kyber_r1_avx512_montmul(x_258, zeta_56, zetaqinv_56);
-    const __m512i x_276 = _mm512_add_epi16(x_271, t_73);
-    const __m512i x_277 = _mm512_sub_epi16(x_271, t_73);
-    const __m512i x_278 = nttgen_kyber_r1_avx512_ilv128_lo(x_276, x_277);
-    const __m512i x_279 = nttgen_kyber_r1_avx512_ilv128_hi(x_276, x_277);
-    const __m512i red_8 = nttgen_kyber_r1_avx512_barrett(x_275);
-    const __m512i t_75 = nttgen_kyber_r1_avx512_montmul(x_279, zeta_57, zetaqinv_57);
-    const __m512i red_9 = nttgen_kyber_r1_avx512_barrett(x_266);
-    const __m512i t_76 = nttgen_kyber_r1_avx512_montmul(x_254, zeta_56, zetaqinv_56);
-    const __m512i x_280 = _mm512_add_epi16(x_270, t_74);
-    const __m512i x_281 = _mm512_sub_epi16(x_270, t_74);
-    const __m512i x_282 = nttgen_kyber_r1_avx512_ilv128_lo(x_280, x_281);
-    const __m512i x_283 = nttgen_kyber_r1_avx512_ilv128_hi(x_280, x_281);
-    const __m512i red_10 = nttgen_kyber_r1_avx512_barrett(x_274);
+    const __m512i t_75 = nttgen_kyber_r1_avx512_montmul(x_275, zeta_57, zetaqinv_57);
+    const __m512i t_76 = nttgen_kyber_r1_avx512_montmul(x_270, zeta_56, zetaqinv_56);
+    const __m512i red_11 = nttgen_kyber_r1_avx512_barrett_coarse(x_268);
+    const __m512i x_276 = _mm512_add_epi16(red_9, t_73);
+    const __m512i x_277 = _mm512_sub_epi16(red_9, t_73);
+    const __m512i x_278 = _mm512_add_epi16(red_10, t_74);
+    const __m512i x_279 = _mm512_sub_epi16(red_10, t_74);
+    const __m512i x_280 = nttgen_kyber_r1_avx512_ilv128_lo(x_276, x_277);
+    const __m512i x_281 = nttgen_kyber_r1_avx512_ilv128_hi(x_276, x_277);
+    const __m512i x_282 = nttgen_kyber_r1_avx512_ilv128_lo(x_278, x_279);
     goto part_4;
 part_4:;
+    const __m512i x_283 = nttgen_kyber_r1_avx512_ilv128_hi(x_278, x_279);
     const __m512i zeta_58 = _mm512_load_si512((const __m512i *)&zetas_dit_0[256]);
     const __m512i zetaqinv_58 = _mm512_load_si512((const __m512i *)&zetas_dit_0[288]);
-    const __m512i t_77 = nttgen_kyber_r1_avx512_montmul(x_283, zeta_57, zetaqinv_57);
-    const __m512i t_78 = nttgen_kyber_r1_avx512_montmul(x_278, zeta_57, zetaqinv_57);
-    const __m512i x_284 = _mm512_add_epi16(red_8, t_75);
-    const __m512i x_285 = _mm512_sub_epi16(red_8, t_75);
+    const __m512i t_77 = nttgen_kyber_r1_avx512_montmul(x_281, zeta_57, zetaqinv_57);
+    const __m512i t_78 = nttgen_kyber_r1_avx512_montmul(x_274, zeta_57, zetaqinv_57);
+    const __m512i x_284 = _mm512_add_epi16(x_283, t_75);
+    const __m512i x_285 = _mm512_sub_epi16(x_283, t_75);
     const __m512i x_286 = _mm512_shuffle_i64x2(x_284, x_285, 68);
     const __m512i x_287 = _mm512_shuffle_i64x2(x_284, x_285, 238);
     const __m512i t_79 = nttgen_kyber_r1_avx512_montmul(x_287, zeta_58, zetaqinv_58);
-    const __m512i x_288 = _mm512_add_epi16(red_9, t_76);
-    const __m512i x_289 = _mm512_sub_epi16(red_9, t_76);
+    const __m512i x_288 = _mm512_add_epi16(red_11, t_76);
+    const __m512i x_289 = _mm512_sub_epi16(red_11, t_76);
     const __m512i x_290 = nttgen_kyber_r1_avx512_ilv128_lo(x_288, x_289);
     const __m512i x_291 = nttgen_kyber_r1_avx512_ilv128_hi(x_288, x_289);
     const __m512i zeta_59 = _mm512_load_si512((const __m512i *)&zetas_dit_0[320]);
     const __m512i zetaqinv_59 = _mm512_load_si512((const __m512i *)&zetas_dit_0[352]);
     const __m512i zeta_60 = _mm512_load_si512((const __m512i *)&zetas_dit_0[384]);
     const __m512i zetaqinv_60 = _mm512_load_si512((const __m512i *)&zetas_dit_0[416]);
-    const __m512i t_80 = nttgen_kyber_r1_avx512_montmul(x_282, zeta_57, zetaqinv_57);
+    const __m512i t_80 = nttgen_kyber_r1_avx512_montmul(x_280, zeta_57, zetaqinv_57);
     const __m512i x_292 = _mm512_add_epi16(x_291, t_77);
     const __m512i x_293 = _mm512_sub_epi16(x_291, t_77);
-    const __m512i x_294 = _mm512_add_epi16(red_10, t_78);
-    const __m512i x_295 = _mm512_sub_epi16(red_10, t_78);
+    const __m512i x_294 = _mm512_add_epi16(x_282, t_78);
+    const __m512i x_295 = _mm512_sub_epi16(x_282, t_78);
     const __m512i x_296 = _mm512_shuffle_i64x2(x_292, x_293, 68);
     const __m512i x_297 = _mm512_shuffle_i64x2(x_292, x_293, 238);
     const __m512i x_298 = _mm512_shuffle_i64x2(x_294, x_295, 68);
@@ -2191,22 +2191,22 @@ part_4:;
     const __m512i x_333 = nttgen_kyber_r1_avx512_montmul(x_325, tw_5, twqinv_5);
     const __m512i x_334 = nttgen_kyber_r1_avx512_montmul(x_326, tw_6, twqinv_6);
     const __m512i x_335 = nttgen_kyber_r1_avx512_montmul(x_327, tw_7, twqinv_7);
-    const __m512i red_11 = nttgen_kyber_r1_avx512_cond_add_q(x_328);
-    const __m512i red_12 = nttgen_kyber_r1_avx512_cond_add_q(x_329);
-    const __m512i red_13 = nttgen_kyber_r1_avx512_cond_add_q(x_330);
-    const __m512i red_14 = nttgen_kyber_r1_avx512_cond_add_q(x_331);
-    const __m512i red_15 = nttgen_kyber_r1_avx512_cond_add_q(x_332);
-    const __m512i red_16 = nttgen_kyber_r1_avx512_cond_add_q(x_333);
-    const __m512i red_17 = nttgen_kyber_r1_avx512_cond_add_q(x_334);
-    const __m512i red_18 = nttgen_kyber_r1_avx512_cond_add_q(x_335);
-    _mm512_storeu_si512((__m512i *)&r[0], red_11);
-    _mm512_storeu_si512((__m512i *)&r[128], red_12);
-    _mm512_storeu_si512((__m512i *)&r[64], red_13);
-    _mm512_storeu_si512((__m512i *)&r[192], red_14);
-    _mm512_storeu_si512((__m512i *)&r[32], red_15);
-    _mm512_storeu_si512((__m512i *)&r[160], red_16);
-    _mm512_storeu_si512((__m512i *)&r[96], red_17);
-    _mm512_storeu_si512((__m512i *)&r[224], red_18);
+    const __m512i red_12 = nttgen_kyber_r1_avx512_cond_add_q(x_328);
+    const __m512i red_13 = nttgen_kyber_r1_avx512_cond_add_q(x_329);
+    const __m512i red_14 = nttgen_kyber_r1_avx512_cond_add_q(x_330);
+    const __m512i red_15 = nttgen_kyber_r1_avx512_cond_add_q(x_331);
+    const __m512i red_16 = nttgen_kyber_r1_avx512_cond_add_q(x_332);
+    const __m512i red_17 = nttgen_kyber_r1_avx512_cond_add_q(x_333);
+    const __m512i red_18 = nttgen_kyber_r1_avx512_cond_add_q(x_334);
+    const __m512i red_19 = nttgen_kyber_r1_avx512_cond_add_q(x_335);
+    _mm512_storeu_si512((__m512i *)&r[0], red_12);
+    _mm512_storeu_si512((__m512i *)&r[128], red_13);
+    _mm512_storeu_si512((__m512i *)&r[64], red_14);
+    _mm512_storeu_si512((__m512i *)&r[192], red_15);
+    _mm512_storeu_si512((__m512i *)&r[32], red_16);
+    _mm512_storeu_si512((__m512i *)&r[160], red_17);
+    _mm512_storeu_si512((__m512i *)&r[96], red_18);
+    _mm512_storeu_si512((__m512i *)&r[224], red_19);
 #ifdef NTTGEN_DEBUG
     nttgen_kyber_r1_avx512_assert_range(r, 256, 0, 7680);
 #endif
@@ -2220,7 +2220,7 @@ part_4:;
  * r[256]: on exit in [0, 7680]
  * a[256]: on entry in [-7680, 7680]
  * b[256]: on entry in [-7680, 7680]
- * Ops per call: load 162, store 8, add 96, sub 96, montmul 100, montmul_var 8, barrett 11,
+ * Ops per call: load 162, store 8, add 96, sub 96, montmul 100, montmul_var 8, barrett_coarse 12,
  *   cond_add_q 8, shuffle 48, zip 12
  */
 void nttgen_kyber_r1_avx512_polymul(int16_t r[256], const int16_t a[256], const int16_t b[256]) {

@@ -24,8 +24,8 @@
  *       ops: load 16, store 8, montmul_var 8
  *   nttgen_kyber_r1_avx512_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
- *       a in [-18519, 18519], b in [-18519, 18519] -> r in [-3840, 3840]
- *       ops: load 16, store 8, montmul_var 8, barrett 8
+ *       a in [-18519, 18519], b in [-18519, 18519] -> r in [-5118, 5117]
+ *       ops: load 16, store 8, montmul_var 8, barrett_coarse 8
  *       coefficient reductions: 256
  *   nttgen_kyber_r1_avx512_basemul_cache: multiplication cache of b, for basemul_acc_cached: what
  *     every product by b would recompute (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1
@@ -34,12 +34,12 @@
  *       ops: load 8, store 8, mullo 8, const 8
  *   nttgen_kyber_r1_avx512_basemul_acc_cached: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs,
  *     given the caches of the b_i (basemul_cache), stored one after another
- *       a in [-7680, 7680], b in [-18519, 18519], cache in [-32768, 32767] -> r in [-3840, 3840]
- *       ops: load 24, store 8, montmul_twist 8, barrett 8
+ *       a in [-7680, 7680], b in [-18519, 18519], cache in [-32768, 32767] -> r in [-5629, 5628]
+ *       ops: load 24, store 8, montmul_twist 8, barrett_coarse 8
  *       coefficient reductions: 256
  *   nttgen_kyber_r1_avx512_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-9073, 9073] -> a in [-5391, 5391]
- *       ops: load 46, store 8, add 32, sub 32, montmul 36, barrett 4, shuffle 16, zip 4
+ *       a in [-9073, 9073] -> a in [-5476, 5477]
+ *       ops: load 46, store 8, add 32, sub 32, montmul 36, barrett_coarse 4, shuffle 16, zip 4
  *       coefficient reductions: 128
  *   nttgen_kyber_r1_avx512_reduce: full reduction, in place: every coefficient to its
  *     representative in [0, q)
@@ -72,9 +72,9 @@
  *       ops: load 8, store 8, shuffle 16, zip 4
  *   nttgen_kyber_r1_avx512_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-7680, 7680], b in [-7680, 7680] -> r in [0, 7680]
- *       ops: load 162, store 8, add 96, sub 96, montmul 100, montmul_var 8, barrett 11, cond_add_q
- *         8, shuffle 48, zip 12
- *       coefficient reductions: 352
+ *       ops: load 162, store 8, add 96, sub 96, montmul 100, montmul_var 8, barrett_coarse 12,
+ *         cond_add_q 8, shuffle 48, zip 12
+ *       coefficient reductions: 384
  */
 #ifndef NTTGEN_KYBER_R1_AVX512_H
 #define NTTGEN_KYBER_R1_AVX512_H
@@ -117,11 +117,11 @@ void nttgen_kyber_r1_avx512_basemul(int16_t r[256], const int16_t a[256], const 
  *
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[256]: on exit in [-3840, 3840]
+ * r[256]: on exit in [-5118, 5117]
  * a[256 x k]: on entry in [-18519, 18519]
  * b[256 x k]: on entry in [-18519, 18519]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 16, store 8, montmul_var 8, barrett 8
+ * Ops per call: load 16, store 8, montmul_var 8, barrett_coarse 8
  */
 void nttgen_kyber_r1_avx512_basemul_acc(int16_t r[256], const int16_t *a, const int16_t *b,
                                         size_t k);
@@ -144,12 +144,12 @@ void nttgen_kyber_r1_avx512_basemul_cache(int16_t cache[256], const int16_t b[25
  *
  * Input:  a, b: k polynomials each, NTT domain, native order; cache: their k caches
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[256]: on exit in [-3840, 3840]
+ * r[256]: on exit in [-5629, 5628]
  * a[256 x k]: on entry in [-7680, 7680]
  * b[256 x k]: on entry in [-18519, 18519]
  * cache[256 x k]: on entry in [-32768, 32767]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 24, store 8, montmul_twist 8, barrett 8
+ * Ops per call: load 24, store 8, montmul_twist 8, barrett_coarse 8
  */
 void nttgen_kyber_r1_avx512_basemul_acc_cached(int16_t r[256], const int16_t *a, const int16_t *b,
                                                const int16_t *cache, size_t k);
@@ -159,8 +159,8 @@ void nttgen_kyber_r1_avx512_basemul_acc_cached(int16_t r[256], const int16_t *a,
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[256]: on entry in [-9073, 9073], on exit in [-5391, 5391]
- * Ops per call: load 46, store 8, add 32, sub 32, montmul 36, barrett 4, shuffle 16, zip 4
+ * a[256]: on entry in [-9073, 9073], on exit in [-5476, 5477]
+ * Ops per call: load 46, store 8, add 32, sub 32, montmul 36, barrett_coarse 4, shuffle 16, zip 4
  */
 void nttgen_kyber_r1_avx512_intt(int16_t a[256]);
 
@@ -242,7 +242,7 @@ void nttgen_kyber_r1_avx512_from_standard(int16_t a[256]);
  * r[256]: on exit in [0, 7680]
  * a[256]: on entry in [-7680, 7680]
  * b[256]: on entry in [-7680, 7680]
- * Ops per call: load 162, store 8, add 96, sub 96, montmul 100, montmul_var 8, barrett 11,
+ * Ops per call: load 162, store 8, add 96, sub 96, montmul 100, montmul_var 8, barrett_coarse 12,
  *   cond_add_q 8, shuffle 48, zip 12
  */
 void nttgen_kyber_r1_avx512_polymul(int16_t r[256], const int16_t a[256], const int16_t b[256]);

@@ -24,8 +24,8 @@
  *       ops: load 64, store 32, montmul_var 32
  *   nttgen_kyber_r1_neon_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
- *       a in [-18519, 18519], b in [-18519, 18519] -> r in [-3840, 3840]
- *       ops: load 64, store 32, montmul_var 32, barrett 32
+ *       a in [-18519, 18519], b in [-18519, 18519] -> r in [-5118, 5117]
+ *       ops: load 64, store 32, montmul_var 32, barrett_coarse 32
  *       coefficient reductions: 256
  *   nttgen_kyber_r1_neon_basemul_cache: multiplication cache of b, for basemul_acc_cached: what
  *     every product by b would recompute (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1
@@ -34,12 +34,12 @@
  *       ops: load 32, store 32, mullo 32, const 32
  *   nttgen_kyber_r1_neon_basemul_acc_cached: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs,
  *     given the caches of the b_i (basemul_cache), stored one after another
- *       a in [-7680, 7680], b in [-18519, 18519], cache in [-32768, 32767] -> r in [-3840, 3840]
- *       ops: load 64, store 32, montmul_var 32, barrett 32
+ *       a in [-7680, 7680], b in [-18519, 18519], cache in [-32768, 32767] -> r in [-5629, 5628]
+ *       ops: load 64, store 32, montmul_var 32, barrett_coarse 32
  *       coefficient reductions: 256
  *   nttgen_kyber_r1_neon_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-9073, 9073] -> a in [-5418, 5418]
- *       ops: load 194, store 64, add 128, sub 128, montmul 144, barrett 16, shuffle 48
+ *       a in [-9073, 9073] -> a in [-5505, 5505]
+ *       ops: load 194, store 64, add 128, sub 128, montmul 144, barrett_coarse 16, shuffle 48
  *       coefficient reductions: 128
  *   nttgen_kyber_r1_neon_reduce: full reduction, in place: every coefficient to its representative
  *     in [0, q)
@@ -72,8 +72,8 @@
  *       ops: load 32, store 32, shuffle 48
  *   nttgen_kyber_r1_neon_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-7680, 7680], b in [-7680, 7680] -> r in [0, 7680]
- *       ops: load 702, store 224, add 384, sub 384, montmul 400, montmul_var 32, barrett 48,
- *         cond_add_q 32, shuffle 144
+ *       ops: load 702, store 224, add 384, sub 384, montmul 400, montmul_var 32, barrett 32,
+ *         barrett_coarse 16, cond_add_q 32, shuffle 144
  *       coefficient reductions: 384
  */
 #if !defined(NTTGEN_NO_ISA_CHECK) && !defined(__ARM_NEON)
@@ -151,6 +151,15 @@ static inline int16x8_t nttgen_kyber_r1_neon_montmul_var(int16x8_t a, int16x8_t 
  */
 static inline int16x8_t nttgen_kyber_r1_neon_barrett(int16x8_t a) {
     const int16x8_t t = vrshrq_n_s16(vqdmulhq_s16(a, vdupq_n_s16(17474)), 12);
+    return vmlsq_s16(a, t, vdupq_n_s16(7681));
+}
+
+/*
+ * Barrett reduction by one rounding high product: t = round(a*4 / 2^15) by sqrdmulh,
+ * then a - t*q by mls: congruent to a, in a wider range than barrett.
+ */
+static inline int16x8_t nttgen_kyber_r1_neon_barrett_coarse(int16x8_t a) {
+    const int16x8_t t = vqrdmulhq_s16(a, vdupq_n_s16(4));
     return vmlsq_s16(a, t, vdupq_n_s16(7681));
 }
 
@@ -1076,11 +1085,11 @@ part_1:;
  *
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[256]: on exit in [-3840, 3840]
+ * r[256]: on exit in [-5118, 5117]
  * a[256 x k]: on entry in [-18519, 18519]
  * b[256 x k]: on entry in [-18519, 18519]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 64, store 32, montmul_var 32, barrett 32
+ * Ops per call: load 64, store 32, montmul_var 32, barrett_coarse 32
  */
 void nttgen_kyber_r1_neon_basemul_acc(int16_t r[256], const int16_t *a, const int16_t *b,
                                       size_t k) {
@@ -1178,30 +1187,34 @@ void nttgen_kyber_r1_neon_basemul_acc(int16_t r[256], const int16_t *a, const in
                 const int16x8_t acc_19 = vaddq_s16(acc_15, p_15);
                 acc_15 = acc_19;
             }
-            const int16x8_t red_0 = nttgen_kyber_r1_neon_barrett(acc_8);
-            const int16x8_t acc_20 = vaddq_s16(red_0, acc_12);
+            const int16x8_t red_0 = nttgen_kyber_r1_neon_barrett_coarse(acc_8);
+            const int16x8_t red_1 = nttgen_kyber_r1_neon_barrett_coarse(acc_12);
+            const int16x8_t acc_20 = vaddq_s16(red_0, red_1);
             acc_8 = acc_20;
-            const int16x8_t red_1 = nttgen_kyber_r1_neon_barrett(acc_9);
-            const int16x8_t acc_21 = vaddq_s16(red_1, acc_13);
+            const int16x8_t red_2 = nttgen_kyber_r1_neon_barrett_coarse(acc_9);
+            const int16x8_t red_3 = nttgen_kyber_r1_neon_barrett_coarse(acc_13);
+            const int16x8_t acc_21 = vaddq_s16(red_2, red_3);
             acc_9 = acc_21;
-            const int16x8_t red_2 = nttgen_kyber_r1_neon_barrett(acc_10);
-            const int16x8_t acc_22 = vaddq_s16(red_2, acc_14);
+            const int16x8_t red_4 = nttgen_kyber_r1_neon_barrett_coarse(acc_10);
+            const int16x8_t red_5 = nttgen_kyber_r1_neon_barrett_coarse(acc_14);
+            const int16x8_t acc_22 = vaddq_s16(red_4, red_5);
             acc_10 = acc_22;
-            const int16x8_t red_3 = nttgen_kyber_r1_neon_barrett(acc_11);
-            const int16x8_t acc_23 = vaddq_s16(red_3, acc_15);
+            const int16x8_t red_6 = nttgen_kyber_r1_neon_barrett_coarse(acc_11);
+            const int16x8_t red_7 = nttgen_kyber_r1_neon_barrett_coarse(acc_15);
+            const int16x8_t acc_23 = vaddq_s16(red_6, red_7);
             acc_11 = acc_23;
         }
-        const int16x8_t red_4 = nttgen_kyber_r1_neon_barrett(acc_8);
-        const int16x8_t red_5 = nttgen_kyber_r1_neon_barrett(acc_9);
-        const int16x8_t red_6 = nttgen_kyber_r1_neon_barrett(acc_10);
-        const int16x8_t red_7 = nttgen_kyber_r1_neon_barrett(acc_11);
-        vst1q_s16(&r[i_0 * 32], red_4);
-        vst1q_s16(&r[i_0 * 32] + 8, red_5);
-        vst1q_s16(&r[i_0 * 32] + 16, red_6);
-        vst1q_s16(&r[i_0 * 32] + 24, red_7);
+        const int16x8_t red_8 = nttgen_kyber_r1_neon_barrett_coarse(acc_8);
+        const int16x8_t red_9 = nttgen_kyber_r1_neon_barrett_coarse(acc_9);
+        const int16x8_t red_10 = nttgen_kyber_r1_neon_barrett_coarse(acc_10);
+        const int16x8_t red_11 = nttgen_kyber_r1_neon_barrett_coarse(acc_11);
+        vst1q_s16(&r[i_0 * 32], red_8);
+        vst1q_s16(&r[i_0 * 32] + 8, red_9);
+        vst1q_s16(&r[i_0 * 32] + 16, red_10);
+        vst1q_s16(&r[i_0 * 32] + 24, red_11);
     }
 #ifdef NTTGEN_DEBUG
-    nttgen_kyber_r1_neon_assert_range(r, 256, -3840, 3840);
+    nttgen_kyber_r1_neon_assert_range(r, 256, -5118, 5117);
 #endif
 }
 
@@ -1368,12 +1381,12 @@ part_1:;
  *
  * Input:  a, b: k polynomials each, NTT domain, native order; cache: their k caches
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[256]: on exit in [-3840, 3840]
+ * r[256]: on exit in [-5629, 5628]
  * a[256 x k]: on entry in [-7680, 7680]
  * b[256 x k]: on entry in [-18519, 18519]
  * cache[256 x k]: on entry in [-32768, 32767]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 64, store 32, montmul_var 32, barrett 32
+ * Ops per call: load 64, store 32, montmul_var 32, barrett_coarse 32
  */
 void nttgen_kyber_r1_neon_basemul_acc_cached(int16_t r[256], const int16_t *a, const int16_t *b,
                                              const int16_t *cache, size_t k) {
@@ -1473,34 +1486,34 @@ void nttgen_kyber_r1_neon_basemul_acc_cached(int16_t r[256], const int16_t *a, c
                 const int16x8_t acc_19 = vaddq_s16(acc_15, p_15);
                 acc_15 = acc_19;
             }
-            const int16x8_t red_0 = nttgen_kyber_r1_neon_barrett(acc_12);
-            const int16x8_t red_1 = nttgen_kyber_r1_neon_barrett(acc_8);
+            const int16x8_t red_0 = nttgen_kyber_r1_neon_barrett_coarse(acc_12);
+            const int16x8_t red_1 = nttgen_kyber_r1_neon_barrett_coarse(acc_8);
             const int16x8_t acc_20 = vaddq_s16(red_1, red_0);
             acc_8 = acc_20;
-            const int16x8_t red_2 = nttgen_kyber_r1_neon_barrett(acc_13);
-            const int16x8_t red_3 = nttgen_kyber_r1_neon_barrett(acc_9);
+            const int16x8_t red_2 = nttgen_kyber_r1_neon_barrett_coarse(acc_13);
+            const int16x8_t red_3 = nttgen_kyber_r1_neon_barrett_coarse(acc_9);
             const int16x8_t acc_21 = vaddq_s16(red_3, red_2);
             acc_9 = acc_21;
-            const int16x8_t red_4 = nttgen_kyber_r1_neon_barrett(acc_14);
-            const int16x8_t red_5 = nttgen_kyber_r1_neon_barrett(acc_10);
+            const int16x8_t red_4 = nttgen_kyber_r1_neon_barrett_coarse(acc_14);
+            const int16x8_t red_5 = nttgen_kyber_r1_neon_barrett_coarse(acc_10);
             const int16x8_t acc_22 = vaddq_s16(red_5, red_4);
             acc_10 = acc_22;
-            const int16x8_t red_6 = nttgen_kyber_r1_neon_barrett(acc_15);
-            const int16x8_t red_7 = nttgen_kyber_r1_neon_barrett(acc_11);
+            const int16x8_t red_6 = nttgen_kyber_r1_neon_barrett_coarse(acc_15);
+            const int16x8_t red_7 = nttgen_kyber_r1_neon_barrett_coarse(acc_11);
             const int16x8_t acc_23 = vaddq_s16(red_7, red_6);
             acc_11 = acc_23;
         }
-        const int16x8_t red_8 = nttgen_kyber_r1_neon_barrett(acc_8);
-        const int16x8_t red_9 = nttgen_kyber_r1_neon_barrett(acc_9);
-        const int16x8_t red_10 = nttgen_kyber_r1_neon_barrett(acc_10);
-        const int16x8_t red_11 = nttgen_kyber_r1_neon_barrett(acc_11);
+        const int16x8_t red_8 = nttgen_kyber_r1_neon_barrett_coarse(acc_8);
+        const int16x8_t red_9 = nttgen_kyber_r1_neon_barrett_coarse(acc_9);
+        const int16x8_t red_10 = nttgen_kyber_r1_neon_barrett_coarse(acc_10);
+        const int16x8_t red_11 = nttgen_kyber_r1_neon_barrett_coarse(acc_11);
         vst1q_s16(&r[i_0 * 32], red_8);
         vst1q_s16(&r[i_0 * 32] + 8, red_9);
         vst1q_s16(&r[i_0 * 32] + 16, red_10);
         vst1q_s16(&r[i_0 * 32] + 24, red_11);
     }
 #ifdef NTTGEN_DEBUG
-    nttgen_kyber_r1_neon_assert_range(r, 256, -3840, 3840);
+    nttgen_kyber_r1_neon_assert_range(r, 256, -5629, 5628);
 #endif
 }
 
@@ -1509,8 +1522,8 @@ void nttgen_kyber_r1_neon_basemul_acc_cached(int16_t r[256], const int16_t *a, c
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[256]: on entry in [-9073, 9073], on exit in [-5418, 5418]
- * Ops per call: load 194, store 64, add 128, sub 128, montmul 144, barrett 16, shuffle 48
+ * a[256]: on entry in [-9073, 9073], on exit in [-5505, 5505]
+ * Ops per call: load 194, store 64, add 128, sub 128, montmul 144, barrett_coarse 16, shuffle 48
  */
 void nttgen_kyber_r1_neon_intt(int16_t a[256]) {
     const int16_t *zetas_dit_0 = nttgen_kyber_r1_neon_intt_zetas_dit;
@@ -1687,35 +1700,35 @@ void nttgen_kyber_r1_neon_intt(int16_t a[256]) {
         goto part_1;
     part_1:;
         const int16x8_t t_16 = nttgen_kyber_r1_neon_montmul(x_104, zeta_2, zetaqinv_2);
-        const int16x8_t red_0 = nttgen_kyber_r1_neon_barrett(x_96);
+        const int16x8_t red_0 = nttgen_kyber_r1_neon_barrett_coarse(x_96);
         const int16x8_t x_112 = vaddq_s16(red_0, t_16);
         const int16x8_t x_113 = vsubq_s16(red_0, t_16);
         const int16x8_t t_17 = nttgen_kyber_r1_neon_montmul(x_105, zeta_2, zetaqinv_2);
-        const int16x8_t red_1 = nttgen_kyber_r1_neon_barrett(x_97);
+        const int16x8_t red_1 = nttgen_kyber_r1_neon_barrett_coarse(x_97);
         const int16x8_t x_114 = vaddq_s16(red_1, t_17);
         const int16x8_t x_115 = vsubq_s16(red_1, t_17);
         const int16x8_t t_18 = nttgen_kyber_r1_neon_montmul(x_106, zeta_2, zetaqinv_2);
-        const int16x8_t red_2 = nttgen_kyber_r1_neon_barrett(x_98);
+        const int16x8_t red_2 = nttgen_kyber_r1_neon_barrett_coarse(x_98);
         const int16x8_t x_116 = vaddq_s16(red_2, t_18);
         const int16x8_t x_117 = vsubq_s16(red_2, t_18);
         const int16x8_t t_19 = nttgen_kyber_r1_neon_montmul(x_107, zeta_2, zetaqinv_2);
-        const int16x8_t red_3 = nttgen_kyber_r1_neon_barrett(x_99);
+        const int16x8_t red_3 = nttgen_kyber_r1_neon_barrett_coarse(x_99);
         const int16x8_t x_118 = vaddq_s16(red_3, t_19);
         const int16x8_t x_119 = vsubq_s16(red_3, t_19);
         const int16x8_t t_20 = nttgen_kyber_r1_neon_montmul(x_108, zeta_2, zetaqinv_2);
-        const int16x8_t red_4 = nttgen_kyber_r1_neon_barrett(x_100);
+        const int16x8_t red_4 = nttgen_kyber_r1_neon_barrett_coarse(x_100);
         const int16x8_t x_120 = vaddq_s16(red_4, t_20);
         const int16x8_t x_121 = vsubq_s16(red_4, t_20);
         const int16x8_t t_21 = nttgen_kyber_r1_neon_montmul(x_109, zeta_2, zetaqinv_2);
-        const int16x8_t red_5 = nttgen_kyber_r1_neon_barrett(x_101);
+        const int16x8_t red_5 = nttgen_kyber_r1_neon_barrett_coarse(x_101);
         const int16x8_t x_122 = vaddq_s16(red_5, t_21);
         const int16x8_t x_123 = vsubq_s16(red_5, t_21);
         const int16x8_t t_22 = nttgen_kyber_r1_neon_montmul(x_110, zeta_2, zetaqinv_2);
-        const int16x8_t red_6 = nttgen_kyber_r1_neon_barrett(x_102);
+        const int16x8_t red_6 = nttgen_kyber_r1_neon_barrett_coarse(x_102);
         const int16x8_t x_124 = vaddq_s16(red_6, t_22);
         const int16x8_t x_125 = vsubq_s16(red_6, t_22);
         const int16x8_t t_23 = nttgen_kyber_r1_neon_montmul(x_111, zeta_2, zetaqinv_2);
-        const int16x8_t red_7 = nttgen_kyber_r1_neon_barrett(x_103);
+        const int16x8_t red_7 = nttgen_kyber_r1_neon_barrett_coarse(x_103);
         const int16x8_t x_126 = vaddq_s16(red_7, t_23);
         const int16x8_t x_127 = vsubq_s16(red_7, t_23);
         const int16x8_t t_24 = nttgen_kyber_r1_neon_montmul(x_120, zeta_3, zetaqinv_3);
@@ -1931,7 +1944,7 @@ void nttgen_kyber_r1_neon_intt(int16_t a[256]) {
         vst1q_s16(&a[blk_0 * 8] + 240, x_223);
     }
 #ifdef NTTGEN_DEBUG
-    nttgen_kyber_r1_neon_assert_range(a, 256, -5418, 5418);
+    nttgen_kyber_r1_neon_assert_range(a, 256, -5505, 5505);
 #endif
 }
 
@@ -2256,8 +2269,8 @@ void nttgen_kyber_r1_neon_from_standard(int16_t a[256]) {
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta, in [0, q)
  * a[256]: on entry in [-9073, 9073], on exit in [0, 7680]
- * Ops per call: load 194, store 64, add 128, sub 128, montmul 144, barrett 16, cond_add_q 32,
- *   shuffle 48
+ * Ops per call: load 194, store 64, add 128, sub 128, montmul 144, barrett_coarse 16, cond_add_q
+ *   32, shuffle 48
  */
 static NTTGEN_NOINLINE void nttgen_kyber_r1_neon_intt_reduce(int16_t a[256]) {
     const int16_t *zetas_dit_0 = nttgen_kyber_r1_neon_intt_zetas_dit;
@@ -2434,35 +2447,35 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_neon_intt_reduce(int16_t a[256]) {
         goto part_1;
     part_1:;
         const int16x8_t t_16 = nttgen_kyber_r1_neon_montmul(x_104, zeta_2, zetaqinv_2);
-        const int16x8_t red_0 = nttgen_kyber_r1_neon_barrett(x_96);
+        const int16x8_t red_0 = nttgen_kyber_r1_neon_barrett_coarse(x_96);
         const int16x8_t x_112 = vaddq_s16(red_0, t_16);
         const int16x8_t x_113 = vsubq_s16(red_0, t_16);
         const int16x8_t t_17 = nttgen_kyber_r1_neon_montmul(x_105, zeta_2, zetaqinv_2);
-        const int16x8_t red_1 = nttgen_kyber_r1_neon_barrett(x_97);
+        const int16x8_t red_1 = nttgen_kyber_r1_neon_barrett_coarse(x_97);
         const int16x8_t x_114 = vaddq_s16(red_1, t_17);
         const int16x8_t x_115 = vsubq_s16(red_1, t_17);
         const int16x8_t t_18 = nttgen_kyber_r1_neon_montmul(x_106, zeta_2, zetaqinv_2);
-        const int16x8_t red_2 = nttgen_kyber_r1_neon_barrett(x_98);
+        const int16x8_t red_2 = nttgen_kyber_r1_neon_barrett_coarse(x_98);
         const int16x8_t x_116 = vaddq_s16(red_2, t_18);
         const int16x8_t x_117 = vsubq_s16(red_2, t_18);
         const int16x8_t t_19 = nttgen_kyber_r1_neon_montmul(x_107, zeta_2, zetaqinv_2);
-        const int16x8_t red_3 = nttgen_kyber_r1_neon_barrett(x_99);
+        const int16x8_t red_3 = nttgen_kyber_r1_neon_barrett_coarse(x_99);
         const int16x8_t x_118 = vaddq_s16(red_3, t_19);
         const int16x8_t x_119 = vsubq_s16(red_3, t_19);
         const int16x8_t t_20 = nttgen_kyber_r1_neon_montmul(x_108, zeta_2, zetaqinv_2);
-        const int16x8_t red_4 = nttgen_kyber_r1_neon_barrett(x_100);
+        const int16x8_t red_4 = nttgen_kyber_r1_neon_barrett_coarse(x_100);
         const int16x8_t x_120 = vaddq_s16(red_4, t_20);
         const int16x8_t x_121 = vsubq_s16(red_4, t_20);
         const int16x8_t t_21 = nttgen_kyber_r1_neon_montmul(x_109, zeta_2, zetaqinv_2);
-        const int16x8_t red_5 = nttgen_kyber_r1_neon_barrett(x_101);
+        const int16x8_t red_5 = nttgen_kyber_r1_neon_barrett_coarse(x_101);
         const int16x8_t x_122 = vaddq_s16(red_5, t_21);
         const int16x8_t x_123 = vsubq_s16(red_5, t_21);
         const int16x8_t t_22 = nttgen_kyber_r1_neon_montmul(x_110, zeta_2, zetaqinv_2);
-        const int16x8_t red_6 = nttgen_kyber_r1_neon_barrett(x_102);
+        const int16x8_t red_6 = nttgen_kyber_r1_neon_barrett_coarse(x_102);
         const int16x8_t x_124 = vaddq_s16(red_6, t_22);
         const int16x8_t x_125 = vsubq_s16(red_6, t_22);
         const int16x8_t t_23 = nttgen_kyber_r1_neon_montmul(x_111, zeta_2, zetaqinv_2);
-        const int16x8_t red_7 = nttgen_kyber_r1_neon_barrett(x_103);
+        const int16x8_t red_7 = nttgen_kyber_r1_neon_barrett_coarse(x_103);
         const int16x8_t x_126 = vaddq_s16(red_7, t_23);
         const int16x8_t x_127 = vsubq_s16(red_7, t_23);
         const int16x8_t t_24 = nttgen_kyber_r1_neon_montmul(x_120, zeta_3, zetaqinv_3);
@@ -2708,8 +2721,8 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_neon_intt_reduce(int16_t a[256]) {
  * r[256]: on exit in [0, 7680]
  * a[256]: on entry in [-7680, 7680]
  * b[256]: on entry in [-7680, 7680]
- * Ops per call: load 702, store 224, add 384, sub 384, montmul 400, montmul_var 32, barrett 48,
- *   cond_add_q 32, shuffle 144
+ * Ops per call: load 702, store 224, add 384, sub 384, montmul 400, montmul_var 32, barrett 32,
+ *   barrett_coarse 16, cond_add_q 32, shuffle 144
  */
 void nttgen_kyber_r1_neon_polymul(int16_t r[256], const int16_t a[256], const int16_t b[256]) {
     NTTGEN_ALIGN(64) int16_t a_hat[256];

@@ -26,8 +26,8 @@
  *       ops: load 16, store 8, montmul_var 8
  *   nttgen_kyber_r1_rvv128_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
- *       a in [-18519, 18519], b in [-18519, 18519] -> r in [-3840, 3840]
- *       ops: load 16, store 8, montmul_var 8, barrett 8
+ *       a in [-18519, 18519], b in [-18519, 18519] -> r in [-5118, 5117]
+ *       ops: load 16, store 8, montmul_var 8, barrett_coarse 8
  *       coefficient reductions: 256
  *   nttgen_kyber_r1_rvv128_basemul_cache: multiplication cache of b, for basemul_acc_cached: what
  *     every product by b would recompute (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1
@@ -36,12 +36,12 @@
  *       ops: load 8, store 8, mullo 8, const 8
  *   nttgen_kyber_r1_rvv128_basemul_acc_cached: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs,
  *     given the caches of the b_i (basemul_cache), stored one after another
- *       a in [-7680, 7680], b in [-18519, 18519], cache in [-32768, 32767] -> r in [-3840, 3840]
- *       ops: load 16, store 8, montmul_var 8, barrett 8
+ *       a in [-7680, 7680], b in [-18519, 18519], cache in [-32768, 32767] -> r in [-5629, 5628]
+ *       ops: load 16, store 8, montmul_var 8, barrett_coarse 8
  *       coefficient reductions: 256
  *   nttgen_kyber_r1_rvv128_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-9073, 9073] -> a in [-5415, 5415]
- *       ops: load 122, store 16, scatter 32, add 64, sub 64, montmul 66, barrett 14
+ *       a in [-9073, 9073] -> a in [-5506, 5506]
+ *       ops: load 122, store 16, scatter 32, add 64, sub 64, montmul 66, barrett_coarse 14
  *       coefficient reductions: 224
  *   nttgen_kyber_r1_rvv128_reduce: full reduction, in place: every coefficient to its
  *     representative in [0, q)
@@ -75,7 +75,7 @@
  *   nttgen_kyber_r1_rvv128_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-7680, 7680], b in [-7680, 7680] -> r in [0, 7680]
  *       ops: load 318, gather 64, store 128, scatter 32, add 192, sub 192, montmul 194, montmul_var
- *         16, barrett 30, cond_add_q 16
+ *         16, barrett 16, barrett_coarse 14, cond_add_q 16
  *       coefficient reductions: 480
  */
 #if !defined(NTTGEN_NO_ISA_CHECK) && !defined(__riscv_vector)
@@ -161,6 +161,15 @@ static inline vint16m2_t nttgen_kyber_r1_rvv128_barrett(vint16m2_t a, size_t vl)
 }
 
 /*
+ * Barrett reduction by one rounding high product: t = round(a*4 / 2^15) by vsmul
+ * with round-to-nearest-up, then a - t*q by vnmsac: congruent to a, in a wider range than barrett.
+ */
+static inline vint16m2_t nttgen_kyber_r1_rvv128_barrett_coarse(vint16m2_t a, size_t vl) {
+    const vint16m2_t t = __riscv_vsmul_vx_i16m2(a, 4, __RISCV_VXRM_RNU, vl);
+    return __riscv_vnmsac_vx_i16m2(a, 7681, t, vl);
+}
+
+/*
  * Adds q to the lanes that are negative, from the sign mask (no branch).
  */
 static inline vint16m2_t nttgen_kyber_r1_rvv128_cond_add_q(vint16m2_t a, size_t vl) {
@@ -179,12 +188,11 @@ static inline vint16m4_t nttgen_kyber_r1_rvv128_rvv128m4_montmul_var(vint16m4_t 
 }
 
 /*
- * Signed Barrett reduction: t = round(hi(a*17474) / 2^11) by vssra with round-to-nearest-up,
- * then a - t*q by vnmsac.
+ * Barrett reduction by one rounding high product: t = round(a*4 / 2^15) by vsmul
+ * with round-to-nearest-up, then a - t*q by vnmsac: congruent to a, in a wider range than barrett.
  */
-static inline vint16m4_t nttgen_kyber_r1_rvv128_rvv128m4_barrett(vint16m4_t a, size_t vl) {
-    const vint16m4_t t =
-        __riscv_vssra_vx_i16m4(__riscv_vmulh_vx_i16m4(a, 17474, vl), 11, __RISCV_VXRM_RNU, vl);
+static inline vint16m4_t nttgen_kyber_r1_rvv128_rvv128m4_barrett_coarse(vint16m4_t a, size_t vl) {
+    const vint16m4_t t = __riscv_vsmul_vx_i16m4(a, 4, __RISCV_VXRM_RNU, vl);
     return __riscv_vnmsac_vx_i16m4(a, 7681, t, vl);
 }
 
@@ -693,11 +701,11 @@ void nttgen_kyber_r1_rvv128_basemul(int16_t r[256], const int16_t a[256], const 
  *
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[256]: on exit in [-3840, 3840]
+ * r[256]: on exit in [-5118, 5117]
  * a[256 x k]: on entry in [-18519, 18519]
  * b[256 x k]: on entry in [-18519, 18519]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 16, store 8, montmul_var 8, barrett 8
+ * Ops per call: load 16, store 8, montmul_var 8, barrett_coarse 8
  */
 void nttgen_kyber_r1_rvv128_basemul_acc(int16_t r[256], const int16_t *a, const int16_t *b,
                                         size_t k) {
@@ -732,15 +740,16 @@ void nttgen_kyber_r1_rvv128_basemul_acc(int16_t r[256], const int16_t *a, const 
                 const vint16m4_t acc_4 = __riscv_vadd_vv_i16m4(acc_3, p_3, 32);
                 acc_3 = acc_4;
             }
-            const vint16m4_t red_0 = nttgen_kyber_r1_rvv128_rvv128m4_barrett(acc_2, 32);
-            const vint16m4_t acc_5 = __riscv_vadd_vv_i16m4(red_0, acc_3, 32);
+            const vint16m4_t red_0 = nttgen_kyber_r1_rvv128_rvv128m4_barrett_coarse(acc_2, 32);
+            const vint16m4_t red_1 = nttgen_kyber_r1_rvv128_rvv128m4_barrett_coarse(acc_3, 32);
+            const vint16m4_t acc_5 = __riscv_vadd_vv_i16m4(red_0, red_1, 32);
             acc_2 = acc_5;
         }
-        const vint16m4_t red_1 = nttgen_kyber_r1_rvv128_rvv128m4_barrett(acc_2, 32);
-        __riscv_vse16_v_i16m4(&r[i_0 * 32], red_1, 32);
+        const vint16m4_t red_2 = nttgen_kyber_r1_rvv128_rvv128m4_barrett_coarse(acc_2, 32);
+        __riscv_vse16_v_i16m4(&r[i_0 * 32], red_2, 32);
     }
 #ifdef NTTGEN_DEBUG
-    nttgen_kyber_r1_rvv128_assert_range(r, 256, -3840, 3840);
+    nttgen_kyber_r1_rvv128_assert_range(r, 256, -5118, 5117);
 #endif
 }
 
@@ -801,12 +810,12 @@ void nttgen_kyber_r1_rvv128_basemul_cache(int16_t cache[256], const int16_t b[25
  *
  * Input:  a, b: k polynomials each, NTT domain, native order; cache: their k caches
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[256]: on exit in [-3840, 3840]
+ * r[256]: on exit in [-5629, 5628]
  * a[256 x k]: on entry in [-7680, 7680]
  * b[256 x k]: on entry in [-18519, 18519]
  * cache[256 x k]: on entry in [-32768, 32767]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 16, store 8, montmul_var 8, barrett 8
+ * Ops per call: load 16, store 8, montmul_var 8, barrett_coarse 8
  */
 void nttgen_kyber_r1_rvv128_basemul_acc_cached(int16_t r[256], const int16_t *a, const int16_t *b,
                                                const int16_t *cache, size_t k) {
@@ -843,16 +852,16 @@ void nttgen_kyber_r1_rvv128_basemul_acc_cached(int16_t r[256], const int16_t *a,
                 const vint16m4_t acc_4 = __riscv_vadd_vv_i16m4(acc_3, p_3, 32);
                 acc_3 = acc_4;
             }
-            const vint16m4_t red_0 = nttgen_kyber_r1_rvv128_rvv128m4_barrett(acc_3, 32);
-            const vint16m4_t red_1 = nttgen_kyber_r1_rvv128_rvv128m4_barrett(acc_2, 32);
+            const vint16m4_t red_0 = nttgen_kyber_r1_rvv128_rvv128m4_barrett_coarse(acc_3, 32);
+            const vint16m4_t red_1 = nttgen_kyber_r1_rvv128_rvv128m4_barrett_coarse(acc_2, 32);
             const vint16m4_t acc_5 = __riscv_vadd_vv_i16m4(red_1, red_0, 32);
             acc_2 = acc_5;
         }
-        const vint16m4_t red_2 = nttgen_kyber_r1_rvv128_rvv128m4_barrett(acc_2, 32);
+        const vint16m4_t red_2 = nttgen_kyber_r1_rvv128_rvv128m4_barrett_coarse(acc_2, 32);
         __riscv_vse16_v_i16m4(&r[i_0 * 32], red_2, 32);
     }
 #ifdef NTTGEN_DEBUG
-    nttgen_kyber_r1_rvv128_assert_range(r, 256, -3840, 3840);
+    nttgen_kyber_r1_rvv128_assert_range(r, 256, -5629, 5628);
 #endif
 }
 
@@ -861,8 +870,8 @@ void nttgen_kyber_r1_rvv128_basemul_acc_cached(int16_t r[256], const int16_t *a,
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[256]: on entry in [-9073, 9073], on exit in [-5415, 5415]
- * Ops per call: load 122, store 16, scatter 32, add 64, sub 64, montmul 66, barrett 14
+ * a[256]: on entry in [-9073, 9073], on exit in [-5506, 5506]
+ * Ops per call: load 122, store 16, scatter 32, add 64, sub 64, montmul 66, barrett_coarse 14
  */
 void nttgen_kyber_r1_rvv128_intt(int16_t a[256]) {
     const vuint16m2_t lanes_at_0 = __riscv_vor_vv_u16m2(
@@ -902,10 +911,10 @@ void nttgen_kyber_r1_rvv128_intt(int16_t a[256]) {
         const vint16m2_t x_13 = __riscv_vsub_vv_i16m2(x_2, x_6, 16);
         const vint16m2_t x_14 = __riscv_vadd_vv_i16m2(x_3, x_7, 16);
         const vint16m2_t x_15 = __riscv_vsub_vv_i16m2(x_3, x_7, 16);
-        const vint16m2_t red_0 = nttgen_kyber_r1_rvv128_barrett(x_12, 16);
+        const vint16m2_t red_0 = nttgen_kyber_r1_rvv128_barrett_coarse(x_12, 16);
         const vint16m2_t x_16 = __riscv_vadd_vv_i16m2(x_8, red_0, 16);
         const vint16m2_t x_17 = __riscv_vsub_vv_i16m2(x_8, red_0, 16);
-        const vint16m2_t red_1 = nttgen_kyber_r1_rvv128_barrett(x_14, 16);
+        const vint16m2_t red_1 = nttgen_kyber_r1_rvv128_barrett_coarse(x_14, 16);
         const vint16m2_t x_18 = __riscv_vadd_vv_i16m2(x_10, red_1, 16);
         const vint16m2_t x_19 = __riscv_vsub_vv_i16m2(x_10, red_1, 16);
         const vint16m2_t t_0 = nttgen_kyber_r1_rvv128_montmul_vx(x_13, zeta_0, zetaqinv_0, 16);
@@ -914,7 +923,7 @@ void nttgen_kyber_r1_rvv128_intt(int16_t a[256]) {
         const vint16m2_t t_1 = nttgen_kyber_r1_rvv128_montmul_vx(x_15, zeta_0, zetaqinv_0, 16);
         const vint16m2_t x_22 = __riscv_vadd_vv_i16m2(x_11, t_1, 16);
         const vint16m2_t x_23 = __riscv_vsub_vv_i16m2(x_11, t_1, 16);
-        const vint16m2_t red_2 = nttgen_kyber_r1_rvv128_barrett(x_18, 16);
+        const vint16m2_t red_2 = nttgen_kyber_r1_rvv128_barrett_coarse(x_18, 16);
         const vint16m2_t x_24 = __riscv_vadd_vv_i16m2(x_16, red_2, 16);
         const vint16m2_t x_25 = __riscv_vsub_vv_i16m2(x_16, red_2, 16);
         const vint16m2_t t_2 = nttgen_kyber_r1_rvv128_montmul_vx(x_19, zeta_1, zetaqinv_1, 16);
@@ -948,11 +957,11 @@ void nttgen_kyber_r1_rvv128_intt(int16_t a[256]) {
         const vint16m2_t x_34 = __riscv_vle16_v_i16m2(&a[j_1 * 32] + 16, 16);
         const vint16m2_t x_35 = __riscv_vle16_v_i16m2(&a[j_1 * 32] + 144, 16);
         const vint16m2_t t_5 = nttgen_kyber_r1_rvv128_montmul(x_33, zeta_4, zetaqinv_4, 16);
-        const vint16m2_t red_3 = nttgen_kyber_r1_rvv128_barrett(x_32, 16);
+        const vint16m2_t red_3 = nttgen_kyber_r1_rvv128_barrett_coarse(x_32, 16);
         const vint16m2_t x_36 = __riscv_vadd_vv_i16m2(red_3, t_5, 16);
         const vint16m2_t x_37 = __riscv_vsub_vv_i16m2(red_3, t_5, 16);
         const vint16m2_t t_6 = nttgen_kyber_r1_rvv128_montmul(x_35, zeta_4, zetaqinv_4, 16);
-        const vint16m2_t red_4 = nttgen_kyber_r1_rvv128_barrett(x_34, 16);
+        const vint16m2_t red_4 = nttgen_kyber_r1_rvv128_barrett_coarse(x_34, 16);
         const vint16m2_t x_38 = __riscv_vadd_vv_i16m2(red_4, t_6, 16);
         const vint16m2_t x_39 = __riscv_vsub_vv_i16m2(red_4, t_6, 16);
         const vint16m2_t t_7 = nttgen_kyber_r1_rvv128_montmul(x_38, zeta_5, zetaqinv_5, 16);
@@ -1060,7 +1069,7 @@ void nttgen_kyber_r1_rvv128_intt(int16_t a[256]) {
         __riscv_vse16_v_i16m2(&a[blk_0 * 16] + 224, x_83, 16);
     }
 #ifdef NTTGEN_DEBUG
-    nttgen_kyber_r1_rvv128_assert_range(a, 256, -5415, 5415);
+    nttgen_kyber_r1_rvv128_assert_range(a, 256, -5506, 5506);
 #endif
 }
 
@@ -1289,8 +1298,8 @@ void nttgen_kyber_r1_rvv128_from_standard(int16_t a[256]) {
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta, in [0, q)
  * a[256]: on entry in [-9073, 9073], on exit in [0, 7680]
- * Ops per call: load 122, store 16, scatter 32, add 64, sub 64, montmul 66, barrett 14, cond_add_q
- *   16
+ * Ops per call: load 122, store 16, scatter 32, add 64, sub 64, montmul 66, barrett_coarse 14,
+ *   cond_add_q 16
  */
 static NTTGEN_NOINLINE void nttgen_kyber_r1_rvv128_intt_reduce(int16_t a[256]) {
     const vuint16m2_t lanes_at_0 = __riscv_vor_vv_u16m2(
@@ -1330,10 +1339,10 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_rvv128_intt_reduce(int16_t a[256]) {
         const vint16m2_t x_13 = __riscv_vsub_vv_i16m2(x_2, x_6, 16);
         const vint16m2_t x_14 = __riscv_vadd_vv_i16m2(x_3, x_7, 16);
         const vint16m2_t x_15 = __riscv_vsub_vv_i16m2(x_3, x_7, 16);
-        const vint16m2_t red_0 = nttgen_kyber_r1_rvv128_barrett(x_12, 16);
+        const vint16m2_t red_0 = nttgen_kyber_r1_rvv128_barrett_coarse(x_12, 16);
         const vint16m2_t x_16 = __riscv_vadd_vv_i16m2(x_8, red_0, 16);
         const vint16m2_t x_17 = __riscv_vsub_vv_i16m2(x_8, red_0, 16);
-        const vint16m2_t red_1 = nttgen_kyber_r1_rvv128_barrett(x_14, 16);
+        const vint16m2_t red_1 = nttgen_kyber_r1_rvv128_barrett_coarse(x_14, 16);
         const vint16m2_t x_18 = __riscv_vadd_vv_i16m2(x_10, red_1, 16);
         const vint16m2_t x_19 = __riscv_vsub_vv_i16m2(x_10, red_1, 16);
         const vint16m2_t t_0 = nttgen_kyber_r1_rvv128_montmul_vx(x_13, zeta_0, zetaqinv_0, 16);
@@ -1342,7 +1351,7 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_rvv128_intt_reduce(int16_t a[256]) {
         const vint16m2_t t_1 = nttgen_kyber_r1_rvv128_montmul_vx(x_15, zeta_0, zetaqinv_0, 16);
         const vint16m2_t x_22 = __riscv_vadd_vv_i16m2(x_11, t_1, 16);
         const vint16m2_t x_23 = __riscv_vsub_vv_i16m2(x_11, t_1, 16);
-        const vint16m2_t red_2 = nttgen_kyber_r1_rvv128_barrett(x_18, 16);
+        const vint16m2_t red_2 = nttgen_kyber_r1_rvv128_barrett_coarse(x_18, 16);
         const vint16m2_t x_24 = __riscv_vadd_vv_i16m2(x_16, red_2, 16);
         const vint16m2_t x_25 = __riscv_vsub_vv_i16m2(x_16, red_2, 16);
         const vint16m2_t t_2 = nttgen_kyber_r1_rvv128_montmul_vx(x_19, zeta_1, zetaqinv_1, 16);
@@ -1376,11 +1385,11 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_rvv128_intt_reduce(int16_t a[256]) {
         const vint16m2_t x_34 = __riscv_vle16_v_i16m2(&a[j_1 * 32] + 16, 16);
         const vint16m2_t x_35 = __riscv_vle16_v_i16m2(&a[j_1 * 32] + 144, 16);
         const vint16m2_t t_5 = nttgen_kyber_r1_rvv128_montmul(x_33, zeta_4, zetaqinv_4, 16);
-        const vint16m2_t red_3 = nttgen_kyber_r1_rvv128_barrett(x_32, 16);
+        const vint16m2_t red_3 = nttgen_kyber_r1_rvv128_barrett_coarse(x_32, 16);
         const vint16m2_t x_36 = __riscv_vadd_vv_i16m2(red_3, t_5, 16);
         const vint16m2_t x_37 = __riscv_vsub_vv_i16m2(red_3, t_5, 16);
         const vint16m2_t t_6 = nttgen_kyber_r1_rvv128_montmul(x_35, zeta_4, zetaqinv_4, 16);
-        const vint16m2_t red_4 = nttgen_kyber_r1_rvv128_barrett(x_34, 16);
+        const vint16m2_t red_4 = nttgen_kyber_r1_rvv128_barrett_coarse(x_34, 16);
         const vint16m2_t x_38 = __riscv_vadd_vv_i16m2(red_4, t_6, 16);
         const vint16m2_t x_39 = __riscv_vsub_vv_i16m2(red_4, t_6, 16);
         const vint16m2_t t_7 = nttgen_kyber_r1_rvv128_montmul(x_38, zeta_5, zetaqinv_5, 16);
@@ -1509,7 +1518,7 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_rvv128_intt_reduce(int16_t a[256]) {
  * a[256]: on entry in [-7680, 7680]
  * b[256]: on entry in [-7680, 7680]
  * Ops per call: load 318, gather 64, store 128, scatter 32, add 192, sub 192, montmul 194,
- *   montmul_var 16, barrett 30, cond_add_q 16
+ *   montmul_var 16, barrett 16, barrett_coarse 14, cond_add_q 16
  */
 void nttgen_kyber_r1_rvv128_polymul(int16_t r[256], const int16_t a[256], const int16_t b[256]) {
     NTTGEN_ALIGN(64) int16_t a_hat[256];

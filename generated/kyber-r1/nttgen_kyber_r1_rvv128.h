@@ -26,8 +26,8 @@
  *       ops: load 16, store 8, montmul_var 8
  *   nttgen_kyber_r1_rvv128_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
- *       a in [-18519, 18519], b in [-18519, 18519] -> r in [-3840, 3840]
- *       ops: load 16, store 8, montmul_var 8, barrett 8
+ *       a in [-18519, 18519], b in [-18519, 18519] -> r in [-5118, 5117]
+ *       ops: load 16, store 8, montmul_var 8, barrett_coarse 8
  *       coefficient reductions: 256
  *   nttgen_kyber_r1_rvv128_basemul_cache: multiplication cache of b, for basemul_acc_cached: what
  *     every product by b would recompute (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1
@@ -36,12 +36,12 @@
  *       ops: load 8, store 8, mullo 8, const 8
  *   nttgen_kyber_r1_rvv128_basemul_acc_cached: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs,
  *     given the caches of the b_i (basemul_cache), stored one after another
- *       a in [-7680, 7680], b in [-18519, 18519], cache in [-32768, 32767] -> r in [-3840, 3840]
- *       ops: load 16, store 8, montmul_var 8, barrett 8
+ *       a in [-7680, 7680], b in [-18519, 18519], cache in [-32768, 32767] -> r in [-5629, 5628]
+ *       ops: load 16, store 8, montmul_var 8, barrett_coarse 8
  *       coefficient reductions: 256
  *   nttgen_kyber_r1_rvv128_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-9073, 9073] -> a in [-5415, 5415]
- *       ops: load 122, store 16, scatter 32, add 64, sub 64, montmul 66, barrett 14
+ *       a in [-9073, 9073] -> a in [-5506, 5506]
+ *       ops: load 122, store 16, scatter 32, add 64, sub 64, montmul 66, barrett_coarse 14
  *       coefficient reductions: 224
  *   nttgen_kyber_r1_rvv128_reduce: full reduction, in place: every coefficient to its
  *     representative in [0, q)
@@ -75,7 +75,7 @@
  *   nttgen_kyber_r1_rvv128_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-7680, 7680], b in [-7680, 7680] -> r in [0, 7680]
  *       ops: load 318, gather 64, store 128, scatter 32, add 192, sub 192, montmul 194, montmul_var
- *         16, barrett 30, cond_add_q 16
+ *         16, barrett 16, barrett_coarse 14, cond_add_q 16
  *       coefficient reductions: 480
  */
 #ifndef NTTGEN_KYBER_R1_RVV128_H
@@ -119,11 +119,11 @@ void nttgen_kyber_r1_rvv128_basemul(int16_t r[256], const int16_t a[256], const 
  *
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[256]: on exit in [-3840, 3840]
+ * r[256]: on exit in [-5118, 5117]
  * a[256 x k]: on entry in [-18519, 18519]
  * b[256 x k]: on entry in [-18519, 18519]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 16, store 8, montmul_var 8, barrett 8
+ * Ops per call: load 16, store 8, montmul_var 8, barrett_coarse 8
  */
 void nttgen_kyber_r1_rvv128_basemul_acc(int16_t r[256], const int16_t *a, const int16_t *b,
                                         size_t k);
@@ -146,12 +146,12 @@ void nttgen_kyber_r1_rvv128_basemul_cache(int16_t cache[256], const int16_t b[25
  *
  * Input:  a, b: k polynomials each, NTT domain, native order; cache: their k caches
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[256]: on exit in [-3840, 3840]
+ * r[256]: on exit in [-5629, 5628]
  * a[256 x k]: on entry in [-7680, 7680]
  * b[256 x k]: on entry in [-18519, 18519]
  * cache[256 x k]: on entry in [-32768, 32767]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 16, store 8, montmul_var 8, barrett 8
+ * Ops per call: load 16, store 8, montmul_var 8, barrett_coarse 8
  */
 void nttgen_kyber_r1_rvv128_basemul_acc_cached(int16_t r[256], const int16_t *a, const int16_t *b,
                                                const int16_t *cache, size_t k);
@@ -161,8 +161,8 @@ void nttgen_kyber_r1_rvv128_basemul_acc_cached(int16_t r[256], const int16_t *a,
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[256]: on entry in [-9073, 9073], on exit in [-5415, 5415]
- * Ops per call: load 122, store 16, scatter 32, add 64, sub 64, montmul 66, barrett 14
+ * a[256]: on entry in [-9073, 9073], on exit in [-5506, 5506]
+ * Ops per call: load 122, store 16, scatter 32, add 64, sub 64, montmul 66, barrett_coarse 14
  */
 void nttgen_kyber_r1_rvv128_intt(int16_t a[256]);
 
@@ -245,7 +245,7 @@ void nttgen_kyber_r1_rvv128_from_standard(int16_t a[256]);
  * a[256]: on entry in [-7680, 7680]
  * b[256]: on entry in [-7680, 7680]
  * Ops per call: load 318, gather 64, store 128, scatter 32, add 192, sub 192, montmul 194,
- *   montmul_var 16, barrett 30, cond_add_q 16
+ *   montmul_var 16, barrett 16, barrett_coarse 14, cond_add_q 16
  */
 void nttgen_kyber_r1_rvv128_polymul(int16_t r[256], const int16_t a[256], const int16_t b[256]);
 

@@ -26,8 +26,8 @@
  *       ops: load 8, store 4, montmul_var 4
  *   nttgen_kyber_r1_rvv256_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
- *       a in [-18519, 18519], b in [-18519, 18519] -> r in [-3840, 3840]
- *       ops: load 8, store 4, montmul_var 4, barrett 4
+ *       a in [-18519, 18519], b in [-18519, 18519] -> r in [-5118, 5117]
+ *       ops: load 8, store 4, montmul_var 4, barrett_coarse 4
  *       coefficient reductions: 256
  *   nttgen_kyber_r1_rvv256_basemul_cache: multiplication cache of b, for basemul_acc_cached: what
  *     every product by b would recompute (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1
@@ -36,12 +36,12 @@
  *       ops: load 4, store 4, mullo 4, const 4
  *   nttgen_kyber_r1_rvv256_basemul_acc_cached: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs,
  *     given the caches of the b_i (basemul_cache), stored one after another
- *       a in [-7680, 7680], b in [-18519, 18519], cache in [-32768, 32767] -> r in [-3840, 3840]
- *       ops: load 8, store 4, montmul_var 4, barrett 4
+ *       a in [-7680, 7680], b in [-18519, 18519], cache in [-32768, 32767] -> r in [-5629, 5628]
+ *       ops: load 8, store 4, montmul_var 4, barrett_coarse 4
  *       coefficient reductions: 256
  *   nttgen_kyber_r1_rvv256_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-9073, 9073] -> a in [-5388, 5388]
- *       ops: load 68, store 8, scatter 16, add 32, sub 32, montmul 33, barrett 7
+ *       a in [-9073, 9073] -> a in [-5476, 5476]
+ *       ops: load 68, store 8, scatter 16, add 32, sub 32, montmul 33, barrett_coarse 7
  *       coefficient reductions: 224
  *   nttgen_kyber_r1_rvv256_reduce: full reduction, in place: every coefficient to its
  *     representative in [0, q)
@@ -75,7 +75,7 @@
  *   nttgen_kyber_r1_rvv256_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-7680, 7680], b in [-7680, 7680] -> r in [0, 7680]
  *       ops: load 180, gather 32, store 64, scatter 16, add 96, sub 96, montmul 97, montmul_var 8,
- *         barrett 15, cond_add_q 8
+ *         barrett 8, barrett_coarse 7, cond_add_q 8
  *       coefficient reductions: 480
  */
 #ifndef NTTGEN_KYBER_R1_RVV256_H
@@ -119,11 +119,11 @@ void nttgen_kyber_r1_rvv256_basemul(int16_t r[256], const int16_t a[256], const 
  *
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[256]: on exit in [-3840, 3840]
+ * r[256]: on exit in [-5118, 5117]
  * a[256 x k]: on entry in [-18519, 18519]
  * b[256 x k]: on entry in [-18519, 18519]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 8, store 4, montmul_var 4, barrett 4
+ * Ops per call: load 8, store 4, montmul_var 4, barrett_coarse 4
  */
 void nttgen_kyber_r1_rvv256_basemul_acc(int16_t r[256], const int16_t *a, const int16_t *b,
                                         size_t k);
@@ -146,12 +146,12 @@ void nttgen_kyber_r1_rvv256_basemul_cache(int16_t cache[256], const int16_t b[25
  *
  * Input:  a, b: k polynomials each, NTT domain, native order; cache: their k caches
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[256]: on exit in [-3840, 3840]
+ * r[256]: on exit in [-5629, 5628]
  * a[256 x k]: on entry in [-7680, 7680]
  * b[256 x k]: on entry in [-18519, 18519]
  * cache[256 x k]: on entry in [-32768, 32767]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 8, store 4, montmul_var 4, barrett 4
+ * Ops per call: load 8, store 4, montmul_var 4, barrett_coarse 4
  */
 void nttgen_kyber_r1_rvv256_basemul_acc_cached(int16_t r[256], const int16_t *a, const int16_t *b,
                                                const int16_t *cache, size_t k);
@@ -161,8 +161,8 @@ void nttgen_kyber_r1_rvv256_basemul_acc_cached(int16_t r[256], const int16_t *a,
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[256]: on entry in [-9073, 9073], on exit in [-5388, 5388]
- * Ops per call: load 68, store 8, scatter 16, add 32, sub 32, montmul 33, barrett 7
+ * a[256]: on entry in [-9073, 9073], on exit in [-5476, 5476]
+ * Ops per call: load 68, store 8, scatter 16, add 32, sub 32, montmul 33, barrett_coarse 7
  */
 void nttgen_kyber_r1_rvv256_intt(int16_t a[256]);
 
@@ -245,7 +245,7 @@ void nttgen_kyber_r1_rvv256_from_standard(int16_t a[256]);
  * a[256]: on entry in [-7680, 7680]
  * b[256]: on entry in [-7680, 7680]
  * Ops per call: load 180, gather 32, store 64, scatter 16, add 96, sub 96, montmul 97, montmul_var
- *   8, barrett 15, cond_add_q 8
+ *   8, barrett 8, barrett_coarse 7, cond_add_q 8
  */
 void nttgen_kyber_r1_rvv256_polymul(int16_t r[256], const int16_t a[256], const int16_t b[256]);
 

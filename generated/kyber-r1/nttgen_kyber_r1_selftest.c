@@ -19,10 +19,11 @@
  * NTT domain: inputs go through from_standard before an entry point that reads the native order and
  *   outputs through to_standard after one that writes it, so every ISA is compared in the standard
  *   order; to_standard and from_standard themselves have one answer per ISA (its native order).
- * Residues: the outputs of ntt, basemul, intt, tomont are compared mod q, as canonical residues
- *   (each ISA leaves its own representatives; the Montgomery factor beta = 2^16 is the same on
- *   every ISA), the others as they are (one representative per residue, or the values the order
- *   conversions move); every output must also lie in the range the front end documents.
+ * Residues: the outputs of ntt, basemul, basemul_acc, basemul_acc_cached, intt, tomont are compared
+ *   mod q, as canonical residues (each ISA leaves its own representatives; the Montgomery factor
+ *   beta = 2^16 is the same on every ISA), the others as they are (one representative per residue,
+ *   or the values the order conversions move); every output must also lie in the range the front
+ *   end documents.
  * Build: make check, or ctest in a CMake build directory; by hand, after make: cc -std=c99
  *   nttgen_kyber_r1_selftest.c libnttgen_kyber_r1.a -o nttgen_kyber_r1_selftest
  */
@@ -356,10 +357,10 @@ static const size_t kat_nisas = sizeof(kat_isas) / sizeof(kat_isas[0]);
 static const kat_op kat_ops[] = {
     {"ntt", kat_ntt, 256, -7680, 7680, 0, 0, -18519, 18519, 0, 0},
     {"basemul", kat_basemul, 256, -18519, 18519, -18519, 18519, -9073, 9073, 0, 0},
-    {"basemul_acc", kat_basemul_acc, 768, -18519, 18519, -18519, 18519, -3840, 3840, 1, 0},
-    {"basemul_acc_cached", kat_basemul_acc_cached, 768, -7680, 7680, -18519, 18519, -3840, 3840, 1,
+    {"basemul_acc", kat_basemul_acc, 768, -18519, 18519, -18519, 18519, -5118, 5117, 0, 0},
+    {"basemul_acc_cached", kat_basemul_acc_cached, 768, -7680, 7680, -18519, 18519, -5629, 5628, 0,
      0},
-    {"intt", kat_intt, 256, -9073, 9073, 0, 0, -5418, 5418, 0, 0},
+    {"intt", kat_intt, 256, -9073, 9073, 0, 0, -5506, 5506, 0, 0},
     {"reduce", kat_reduce, 256, -32768, 32767, 0, 0, 0, 7680, 1, 0},
     {"reduce_centred", kat_reduce_centred, 256, -32768, 32767, 0, 0, -3840, 3840, 1, 0},
     {"reduce_partial", kat_reduce_partial, 256, -32768, 32767, 0, 0, -3840, 3840, 1, 0},
@@ -386,18 +387,18 @@ static const kat_case kat_cases[] = {
     {1, "all hi by all lo", 2, 1, 0x5e1f8317u, 0x515823c517b3c620u, NULL},
     {1, "alternating ends", 3, 3, 0x5e1f8357u, 0xab04fe17f12b233au, NULL},
     {1, "random ends", 4, 4, 0x5e1f8397u, 0x50e99c125c5d7643u, NULL},
-    {2, "random", 0, 0, 0x5e1f8657u, 0x940d68974565b1e9u, NULL},
-    {2, "all lo", 1, 1, 0x5e1f8697u, 0x673a3dd2d6c66990u, NULL},
-    {2, "all hi", 2, 2, 0x5e1f86d7u, 0x673a3dd2d6c66990u, NULL},
+    {2, "random", 0, 0, 0x5e1f8657u, 0xc97a9202f6218ecu, NULL},
+    {2, "all lo", 1, 1, 0x5e1f8697u, 0xa025639e26468538u, NULL},
+    {2, "all hi", 2, 2, 0x5e1f86d7u, 0xa025639e26468538u, NULL},
     {2, "all hi by all lo", 2, 1, 0x5e1f8717u, 0xf8461a0da177ae4u, NULL},
-    {2, "alternating ends", 3, 3, 0x5e1f8757u, 0x673a3dd2d6c66990u, NULL},
-    {2, "random ends", 4, 4, 0x5e1f8797u, 0x61cb781a7bba7f9u, NULL},
-    {3, "random", 0, 0, 0x5e1f8a57u, 0xa530ee3f5b05c397u, NULL},
+    {2, "alternating ends", 3, 3, 0x5e1f8757u, 0xa025639e26468538u, NULL},
+    {2, "random ends", 4, 4, 0x5e1f8797u, 0xdb3aeaa6d0dfb57bu, NULL},
+    {3, "random", 0, 0, 0x5e1f8a57u, 0x546d32603704a168u, NULL},
     {3, "all lo", 1, 1, 0x5e1f8a97u, 0x44969276b56041d6u, NULL},
     {3, "all hi", 2, 2, 0x5e1f8ad7u, 0x44969276b56041d6u, NULL},
-    {3, "all hi by all lo", 2, 1, 0x5e1f8b17u, 0x64e8227ebc08cd43u, NULL},
+    {3, "all hi by all lo", 2, 1, 0x5e1f8b17u, 0x86a1a7fa9393264cu, NULL},
     {3, "alternating ends", 3, 3, 0x5e1f8b57u, 0x44969276b56041d6u, NULL},
-    {3, "random ends", 4, 4, 0x5e1f8b97u, 0x7fc35bde0a2ee0a2u, NULL},
+    {3, "random ends", 4, 4, 0x5e1f8b97u, 0xcb08a92a157a59dau, NULL},
     {4, "random", 0, 0, 0x5e1f8e57u, 0xeb3fbce4dad77cbcu, NULL},
     {4, "all lo", 1, 1, 0x5e1f8e97u, 0x7cd67ba5fcca6025u, NULL},
     {4, "all hi", 2, 2, 0x5e1f8ed7u, 0x2e5cb6eec4a634d3u, NULL},

@@ -119,7 +119,7 @@ void nttgen_mlkem_basemul(int16_t r[256], const int16_t a[256], const int16_t b[
  *
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[256]: on exit in [-1664, 1664] (any ISA)
+ * r[256]: on exit in [-2108, 2108] (any ISA)
  * a[256 x k]: on entry in [-16421, 16421] (every ISA)
  * b[256 x k]: on entry in [-16421, 16421] (every ISA)
  * k: number of products, at least 1 (public; loops depend on it, never on data)

@@ -24,8 +24,8 @@
  *       ops: load 48, store 16, add 16, mullo 16, montmul 40, const 8
  *   nttgen_mlkem_avx2_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
- *       a in [-16421, 16421], b in [-16421, 16421] -> r in [-1664, 1664]
- *       ops: load 48, store 16, montmul 8, barrett 16, madd 16, mredw 16
+ *       a in [-16421, 16421], b in [-16421, 16421] -> r in [-2108, 2108]
+ *       ops: load 48, store 16, montmul 8, barrett_coarse 16, madd 16, mredw 16
  *       coefficient reductions: 256
  *   nttgen_mlkem_avx2_basemul_cache: multiplication cache of b, for basemul_acc_cached: what every
  *     product by b would recompute (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1 mod
@@ -37,8 +37,8 @@
  *       a in [-3328, 3328], b in [-16421, 16421], cache in [-2080, 2080] -> r in [-9999, 9999]
  *       ops: load 40, store 16, madd 16, mredw 16
  *   nttgen_mlkem_avx2_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-11556, 11558] -> a in [-1810, 1810]
- *       ops: load 98, store 32, add 56, sub 56, montmul 64, barrett 8, shuffle 24, zip 8
+ *       a in [-11556, 11558] -> a in [-1822, 1822]
+ *       ops: load 98, store 32, add 56, sub 56, montmul 64, barrett_coarse 8, shuffle 24, zip 8
  *       coefficient reductions: 128
  *   nttgen_mlkem_avx2_reduce: full reduction, in place: every coefficient to its representative in
  *     [0, q)
@@ -71,8 +71,8 @@
  *       ops: load 16, store 16, shuffle 24, zip 8
  *   nttgen_mlkem_avx2_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-3328, 3328], b in [-3328, 3328] -> r in [0, 3328]
- *       ops: load 302, store 48, add 184, sub 168, mullo 16, montmul 216, barrett 6, cond_add_q 16,
- *         shuffle 72, zip 24, const 8
+ *       ops: load 302, store 48, add 184, sub 168, mullo 16, montmul 216, barrett_coarse 6,
+ *         cond_add_q 16, shuffle 72, zip 24, const 8
  *       coefficient reductions: 96
  */
 #if !defined(NTTGEN_NO_ISA_CHECK) && !defined(__AVX2__)
@@ -163,6 +163,16 @@ static inline __m256i nttgen_mlkem_avx2_barrett(__m256i a) {
     const __m256i r = _mm256_srai_epi16(_mm256_add_epi16(t, _mm256_set1_epi16(512)), 10);
     const __m256i qv = nttgen_mlkem_avx2_keep(_mm256_set1_epi16(3329));
     return nttgen_mlkem_avx2_keep(_mm256_sub_epi16(a, _mm256_mullo_epi16(r, qv)));
+}
+
+/*
+ * Barrett reduction by one rounding high product: t = round(a*10 / 2^15)
+ * (vpmulhrsw), then a - t*q: congruent to a, in a wider range than barrett.
+ */
+static inline __m256i nttgen_mlkem_avx2_barrett_coarse(__m256i a) {
+    const __m256i t = _mm256_mulhrs_epi16(a, _mm256_set1_epi16(10));
+    const __m256i qv = nttgen_mlkem_avx2_keep(_mm256_set1_epi16(3329));
+    return _mm256_sub_epi16(a, _mm256_mullo_epi16(t, qv));
 }
 
 /*
@@ -969,11 +979,11 @@ void nttgen_mlkem_avx2_basemul(int16_t r[256], const int16_t a[256], const int16
  *
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[256]: on exit in [-1664, 1664]
+ * r[256]: on exit in [-2108, 2108]
  * a[256 x k]: on entry in [-16421, 16421]
  * b[256 x k]: on entry in [-16421, 16421]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 48, store 16, montmul 8, barrett 16, madd 16, mredw 16
+ * Ops per call: load 48, store 16, montmul 8, barrett_coarse 16, madd 16, mredw 16
  */
 void nttgen_mlkem_avx2_basemul_acc(int16_t r[256], const int16_t *a, const int16_t *b, size_t k) {
     const int16_t *const gammas_0 = nttgen_mlkem_avx2_basemul_gammas;
@@ -1111,20 +1121,20 @@ void nttgen_mlkem_avx2_basemul_acc(int16_t r[256], const int16_t *a, const int16
             }
             const __m256i r_2 = nttgen_mlkem_avx2_mredw(w_28, w_29);
             const __m256i r_3 = nttgen_mlkem_avx2_mredw(w_30, w_31);
-            const __m256i red_0 = nttgen_mlkem_avx2_barrett(acc_0);
+            const __m256i red_0 = nttgen_mlkem_avx2_barrett_coarse(acc_0);
             const __m256i acc_2 = _mm256_add_epi16(red_0, r_2);
             acc_0 = acc_2;
-            const __m256i red_1 = nttgen_mlkem_avx2_barrett(acc_1);
+            const __m256i red_1 = nttgen_mlkem_avx2_barrett_coarse(acc_1);
             const __m256i acc_3 = _mm256_add_epi16(red_1, r_3);
             acc_1 = acc_3;
         }
-        const __m256i red_2 = nttgen_mlkem_avx2_barrett(acc_0);
-        const __m256i red_3 = nttgen_mlkem_avx2_barrett(acc_1);
+        const __m256i red_2 = nttgen_mlkem_avx2_barrett_coarse(acc_0);
+        const __m256i red_3 = nttgen_mlkem_avx2_barrett_coarse(acc_1);
         _mm256_storeu_si256((__m256i *)&r[i_0 * 32], red_2);
         _mm256_storeu_si256((__m256i *)(&r[i_0 * 32] + 16), red_3);
     }
 #ifdef NTTGEN_DEBUG
-    nttgen_mlkem_avx2_assert_range(r, 256, -1664, 1664);
+    nttgen_mlkem_avx2_assert_range(r, 256, -2108, 2108);
 #endif
 }
 
@@ -1370,8 +1380,8 @@ void nttgen_mlkem_avx2_basemul_acc_cached(int16_t r[256], const int16_t *a, cons
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[256]: on entry in [-11556, 11558], on exit in [-1810, 1810]
- * Ops per call: load 98, store 32, add 56, sub 56, montmul 64, barrett 8, shuffle 24, zip 8
+ * a[256]: on entry in [-11556, 11558], on exit in [-1822, 1822]
+ * Ops per call: load 98, store 32, add 56, sub 56, montmul 64, barrett_coarse 8, shuffle 24, zip 8
  */
 void nttgen_mlkem_avx2_intt(int16_t a[256]) {
     const int16_t *const zetas_dit_0 = nttgen_mlkem_avx2_intt_zetas_dit;
@@ -1495,16 +1505,16 @@ void nttgen_mlkem_avx2_intt(int16_t a[256]) {
     const __m256i x_79 = _mm256_permute2x128_si256(x_76, x_77, 49);
     const __m256i t_14 = nttgen_mlkem_avx2_montmul(x_78, zeta_2, zetaqinv_2);
     const __m256i t_15 = nttgen_mlkem_avx2_montmul(x_79, zeta_2, zetaqinv_2);
-    const __m256i x_80 = _mm256_add_epi16(x_43, x_46);
-    const __m256i x_81 = _mm256_sub_epi16(x_43, x_46);
-    const __m256i x_82 = _mm256_unpacklo_epi64(x_80, x_81);
-    const __m256i x_83 = _mm256_unpackhi_epi64(x_80, x_81);
-    const __m256i x_84 = _mm256_add_epi16(x_75, t_7);
-    const __m256i x_85 = _mm256_sub_epi16(x_75, t_7);
-    const __m256i x_86 = _mm256_inserti128_si256(x_84, _mm256_castsi256_si128(x_85), 1);
-    const __m256i x_87 = _mm256_permute2x128_si256(x_84, x_85, 49);
-    const __m256i t_16 = nttgen_mlkem_avx2_montmul(x_86, zeta_2, zetaqinv_2);
-    const __m256i t_17 = nttgen_mlkem_avx2_montmul(x_87, zeta_2, zetaqinv_2);
+    const __m256i x_80 = _mm256_add_epi16(x_75, t_7);
+    const __m256i x_81 = _mm256_sub_epi16(x_75, t_7);
+    const __m256i x_82 = _mm256_inserti128_si256(x_80, _mm256_castsi256_si128(x_81), 1);
+    const __m256i x_83 = _mm256_permute2x128_si256(x_80, x_81, 49);
+    const __m256i t_16 = nttgen_mlkem_avx2_montmul(x_82, zeta_2, zetaqinv_2);
+    const __m256i t_17 = nttgen_mlkem_avx2_montmul(x_83, zeta_2, zetaqinv_2);
+    const __m256i x_84 = _mm256_add_epi16(x_43, x_46);
+    const __m256i x_85 = _mm256_sub_epi16(x_43, x_46);
+    const __m256i x_86 = _mm256_unpacklo_epi64(x_84, x_85);
+    const __m256i x_87 = _mm256_unpackhi_epi64(x_84, x_85);
     const __m256i x_88 = _mm256_add_epi16(x_54, t_3);
     goto part_1;
 part_1:;
@@ -1513,8 +1523,8 @@ part_1:;
     const __m256i x_91 = nttgen_mlkem_avx2_unzip32_hi(x_88, x_89);
     const __m256i t_18 = nttgen_mlkem_avx2_montmul(x_90, zeta_1, zetaqinv_1);
     const __m256i t_19 = nttgen_mlkem_avx2_montmul(x_91, zeta_1, zetaqinv_1);
-    const __m256i x_92 = _mm256_add_epi16(x_83, t_8);
-    const __m256i x_93 = _mm256_sub_epi16(x_83, t_8);
+    const __m256i x_92 = _mm256_add_epi16(x_87, t_8);
+    const __m256i x_93 = _mm256_sub_epi16(x_87, t_8);
     const __m256i x_94 = nttgen_mlkem_avx2_unzip32_lo(x_92, x_93);
     const __m256i x_95 = nttgen_mlkem_avx2_unzip32_hi(x_92, x_93);
     const __m256i x_96 = _mm256_add_epi16(x_62, t_5);
@@ -1525,16 +1535,16 @@ part_1:;
     const __m256i x_101 = _mm256_sub_epi16(x_94, t_10);
     const __m256i x_102 = _mm256_inserti128_si256(x_100, _mm256_castsi256_si128(x_101), 1);
     const __m256i x_103 = _mm256_permute2x128_si256(x_100, x_101, 49);
-    const __m256i x_104 = _mm256_add_epi16(x_98, t_12);
-    const __m256i x_105 = _mm256_sub_epi16(x_98, t_12);
+    const __m256i x_104 = _mm256_add_epi16(x_95, t_11);
+    const __m256i x_105 = _mm256_sub_epi16(x_95, t_11);
     const __m256i x_106 = _mm256_inserti128_si256(x_104, _mm256_castsi256_si128(x_105), 1);
     const __m256i x_107 = _mm256_permute2x128_si256(x_104, x_105, 49);
-    const __m256i t_20 = nttgen_mlkem_avx2_montmul(x_106, zeta_2, zetaqinv_2);
-    const __m256i t_21 = nttgen_mlkem_avx2_montmul(x_107, zeta_2, zetaqinv_2);
-    const __m256i x_108 = _mm256_add_epi16(x_95, t_11);
-    const __m256i x_109 = _mm256_sub_epi16(x_95, t_11);
+    const __m256i x_108 = _mm256_add_epi16(x_98, t_12);
+    const __m256i x_109 = _mm256_sub_epi16(x_98, t_12);
     const __m256i x_110 = _mm256_inserti128_si256(x_108, _mm256_castsi256_si128(x_109), 1);
     const __m256i x_111 = _mm256_permute2x128_si256(x_108, x_109, 49);
+    const __m256i t_20 = nttgen_mlkem_avx2_montmul(x_110, zeta_2, zetaqinv_2);
+    const __m256i t_21 = nttgen_mlkem_avx2_montmul(x_111, zeta_2, zetaqinv_2);
     const __m256i x_112 = _mm256_add_epi16(x_99, t_13);
     const __m256i x_113 = _mm256_sub_epi16(x_99, t_13);
     const __m256i x_114 = _mm256_inserti128_si256(x_112, _mm256_castsi256_si128(x_113), 1);
@@ -1549,64 +1559,64 @@ part_1:;
     const __m256i x_119 = _mm256_sub_epi16(x_103, t_15);
     const __m256i t_26 = nttgen_mlkem_avx2_montmul(x_118, zeta_3, zetaqinv_3);
     const __m256i t_27 = nttgen_mlkem_avx2_montmul(x_119, zeta_4, zetaqinv_4);
-    const __m256i x_120 = _mm256_add_epi16(x_82, t_9);
-    const __m256i x_121 = _mm256_sub_epi16(x_82, t_9);
-    const __m256i x_122 = nttgen_mlkem_avx2_unzip32_lo(x_120, x_121);
-    const __m256i x_123 = nttgen_mlkem_avx2_unzip32_hi(x_120, x_121);
-    const __m256i x_124 = _mm256_add_epi16(x_110, t_16);
-    const __m256i x_125 = _mm256_sub_epi16(x_110, t_16);
-    const __m256i t_28 = nttgen_mlkem_avx2_montmul(x_124, zeta_3, zetaqinv_3);
-    const __m256i t_29 = nttgen_mlkem_avx2_montmul(x_125, zeta_4, zetaqinv_4);
-    const __m256i x_126 = _mm256_add_epi16(x_111, t_17);
-    const __m256i x_127 = _mm256_sub_epi16(x_111, t_17);
-    const __m256i t_30 = nttgen_mlkem_avx2_montmul(x_126, zeta_3, zetaqinv_3);
-    const __m256i t_31 = nttgen_mlkem_avx2_montmul(x_127, zeta_4, zetaqinv_4);
-    const __m256i x_128 = _mm256_add_epi16(x_122, t_18);
-    const __m256i x_129 = _mm256_sub_epi16(x_122, t_18);
+    const __m256i x_120 = _mm256_add_epi16(x_106, t_16);
+    const __m256i x_121 = _mm256_sub_epi16(x_106, t_16);
+    const __m256i t_28 = nttgen_mlkem_avx2_montmul(x_120, zeta_3, zetaqinv_3);
+    const __m256i t_29 = nttgen_mlkem_avx2_montmul(x_121, zeta_4, zetaqinv_4);
+    const __m256i x_122 = _mm256_add_epi16(x_107, t_17);
+    const __m256i x_123 = _mm256_sub_epi16(x_107, t_17);
+    const __m256i t_30 = nttgen_mlkem_avx2_montmul(x_122, zeta_3, zetaqinv_3);
+    const __m256i t_31 = nttgen_mlkem_avx2_montmul(x_123, zeta_4, zetaqinv_4);
+    const __m256i x_124 = _mm256_add_epi16(x_86, t_9);
+    const __m256i x_125 = _mm256_sub_epi16(x_86, t_9);
+    const __m256i x_126 = nttgen_mlkem_avx2_unzip32_lo(x_124, x_125);
+    const __m256i x_127 = nttgen_mlkem_avx2_unzip32_hi(x_124, x_125);
+    const __m256i x_128 = _mm256_add_epi16(x_126, t_18);
+    const __m256i x_129 = _mm256_sub_epi16(x_126, t_18);
     const __m256i x_130 = _mm256_inserti128_si256(x_128, _mm256_castsi256_si128(x_129), 1);
     const __m256i x_131 = _mm256_permute2x128_si256(x_128, x_129, 49);
-    const __m256i x_132 = _mm256_add_epi16(x_123, t_19);
-    const __m256i x_133 = _mm256_sub_epi16(x_123, t_19);
+    const __m256i x_132 = _mm256_add_epi16(x_127, t_19);
+    const __m256i x_133 = _mm256_sub_epi16(x_127, t_19);
     const __m256i x_134 = _mm256_inserti128_si256(x_132, _mm256_castsi256_si128(x_133), 1);
     const __m256i x_135 = _mm256_permute2x128_si256(x_132, x_133, 49);
     const __m256i x_136 = _mm256_add_epi16(x_130, t_20);
     const __m256i x_137 = _mm256_sub_epi16(x_130, t_20);
     const __m256i x_138 = _mm256_add_epi16(x_131, t_21);
     const __m256i x_139 = _mm256_sub_epi16(x_131, t_21);
-    const __m256i x_140 = _mm256_add_epi16(x_136, t_24);
-    const __m256i x_141 = _mm256_sub_epi16(x_136, t_24);
-    const __m256i red_0 = nttgen_mlkem_avx2_barrett(x_140);
-    const __m256i red_1 = nttgen_mlkem_avx2_barrett(x_141);
-    const __m256i x_142 = _mm256_add_epi16(x_138, t_26);
-    const __m256i x_143 = _mm256_sub_epi16(x_138, t_26);
-    const __m256i red_2 = nttgen_mlkem_avx2_barrett(x_142);
-    const __m256i red_3 = nttgen_mlkem_avx2_barrett(x_143);
-    const __m256i x_144 = _mm256_add_epi16(x_137, t_25);
-    const __m256i x_145 = _mm256_sub_epi16(x_137, t_25);
-    const __m256i red_4 = nttgen_mlkem_avx2_barrett(x_144);
-    const __m256i red_5 = nttgen_mlkem_avx2_barrett(x_145);
-    const __m256i x_146 = _mm256_add_epi16(x_139, t_27);
-    const __m256i x_147 = _mm256_sub_epi16(x_139, t_27);
-    const __m256i red_6 = nttgen_mlkem_avx2_barrett(x_146);
-    const __m256i red_7 = nttgen_mlkem_avx2_barrett(x_147);
-    const __m256i x_148 = _mm256_add_epi16(x_134, t_22);
-    const __m256i x_149 = _mm256_sub_epi16(x_134, t_22);
-    const __m256i x_150 = _mm256_add_epi16(x_135, t_23);
-    const __m256i x_151 = _mm256_sub_epi16(x_135, t_23);
-    const __m256i x_152 = _mm256_add_epi16(x_148, t_28);
-    const __m256i x_153 = _mm256_sub_epi16(x_148, t_28);
-    const __m256i t_32 = nttgen_mlkem_avx2_montmul(x_152, zeta_5, zetaqinv_5);
-    const __m256i t_33 = nttgen_mlkem_avx2_montmul(x_153, zeta_6, zetaqinv_6);
-    const __m256i x_154 = _mm256_add_epi16(x_150, t_30);
-    const __m256i x_155 = _mm256_sub_epi16(x_150, t_30);
-    const __m256i t_34 = nttgen_mlkem_avx2_montmul(x_154, zeta_5, zetaqinv_5);
-    const __m256i t_35 = nttgen_mlkem_avx2_montmul(x_155, zeta_6, zetaqinv_6);
-    const __m256i x_156 = _mm256_add_epi16(x_149, t_29);
-    const __m256i x_157 = _mm256_sub_epi16(x_149, t_29);
+    const __m256i x_140 = _mm256_add_epi16(x_134, t_22);
+    const __m256i x_141 = _mm256_sub_epi16(x_134, t_22);
+    const __m256i x_142 = _mm256_add_epi16(x_135, t_23);
+    const __m256i x_143 = _mm256_sub_epi16(x_135, t_23);
+    const __m256i x_144 = _mm256_add_epi16(x_136, t_24);
+    const __m256i x_145 = _mm256_sub_epi16(x_136, t_24);
+    const __m256i red_0 = nttgen_mlkem_avx2_barrett_coarse(x_144);
+    const __m256i red_1 = nttgen_mlkem_avx2_barrett_coarse(x_145);
+    const __m256i x_146 = _mm256_add_epi16(x_138, t_26);
+    const __m256i x_147 = _mm256_sub_epi16(x_138, t_26);
+    const __m256i red_2 = nttgen_mlkem_avx2_barrett_coarse(x_146);
+    const __m256i red_3 = nttgen_mlkem_avx2_barrett_coarse(x_147);
+    const __m256i x_148 = _mm256_add_epi16(x_140, t_28);
+    const __m256i x_149 = _mm256_sub_epi16(x_140, t_28);
+    const __m256i t_32 = nttgen_mlkem_avx2_montmul(x_148, zeta_5, zetaqinv_5);
+    const __m256i t_33 = nttgen_mlkem_avx2_montmul(x_149, zeta_6, zetaqinv_6);
+    const __m256i x_150 = _mm256_add_epi16(x_142, t_30);
+    const __m256i x_151 = _mm256_sub_epi16(x_142, t_30);
+    const __m256i t_34 = nttgen_mlkem_avx2_montmul(x_150, zeta_5, zetaqinv_5);
+    const __m256i t_35 = nttgen_mlkem_avx2_montmul(x_151, zeta_6, zetaqinv_6);
+    const __m256i x_152 = _mm256_add_epi16(x_137, t_25);
+    const __m256i x_153 = _mm256_sub_epi16(x_137, t_25);
+    const __m256i red_4 = nttgen_mlkem_avx2_barrett_coarse(x_152);
+    const __m256i red_5 = nttgen_mlkem_avx2_barrett_coarse(x_153);
+    const __m256i x_154 = _mm256_add_epi16(x_139, t_27);
+    const __m256i x_155 = _mm256_sub_epi16(x_139, t_27);
+    const __m256i red_6 = nttgen_mlkem_avx2_barrett_coarse(x_154);
+    const __m256i red_7 = nttgen_mlkem_avx2_barrett_coarse(x_155);
+    const __m256i x_156 = _mm256_add_epi16(x_141, t_29);
+    const __m256i x_157 = _mm256_sub_epi16(x_141, t_29);
     const __m256i t_36 = nttgen_mlkem_avx2_montmul(x_156, zeta_7, zetaqinv_7);
     const __m256i t_37 = nttgen_mlkem_avx2_montmul(x_157, zeta_8, zetaqinv_8);
-    const __m256i x_158 = _mm256_add_epi16(x_151, t_31);
-    const __m256i x_159 = _mm256_sub_epi16(x_151, t_31);
+    const __m256i x_158 = _mm256_add_epi16(x_143, t_31);
+    const __m256i x_159 = _mm256_sub_epi16(x_143, t_31);
     const __m256i t_38 = nttgen_mlkem_avx2_montmul(x_158, zeta_7, zetaqinv_7);
     const __m256i t_39 = nttgen_mlkem_avx2_montmul(x_159, zeta_8, zetaqinv_8);
     const __m256i x_160 = _mm256_add_epi16(red_0, t_32);
@@ -1774,7 +1784,7 @@ part_3:;
     _mm256_storeu_si256((__m256i *)&a[112], x_222);
     _mm256_storeu_si256((__m256i *)&a[240], x_223);
 #ifdef NTTGEN_DEBUG
-    nttgen_mlkem_avx2_assert_range(a, 256, -1810, 1810);
+    nttgen_mlkem_avx2_assert_range(a, 256, -1822, 1822);
 #endif
 }
 
@@ -2130,8 +2140,8 @@ void nttgen_mlkem_avx2_from_standard(int16_t a[256]) {
  * Output: r: coefficients, standard order, in [0, q)
  * r[256]: on entry in [-16180, 16179], on exit in [0, 3328]
  * b[256]: on entry in [-3328, 3328]
- * Ops per call: load 192, store 16, add 128, sub 112, mullo 16, montmul 160, barrett 6, cond_add_q
- *   16, shuffle 48, zip 16, const 8
+ * Ops per call: load 192, store 16, add 128, sub 112, mullo 16, montmul 160, barrett_coarse 6,
+ *   cond_add_q 16, shuffle 48, zip 16, const 8
  */
 static NTTGEN_NOINLINE void nttgen_mlkem_avx2_mul_core(int16_t r[256], const int16_t b[256]) {
     const int16_t *zetas_0 = nttgen_mlkem_avx2_mul_core_zetas;
@@ -2309,10 +2319,10 @@ part_1:;
     const __m256i zetaqinv_42 = _mm256_load_si256((const __m256i *)&zetas_dit_0[112]);
     const __m256i zeta_43 = _mm256_load_si256((const __m256i *)&zetas_dit_0[128]);
     const __m256i zetaqinv_43 = _mm256_load_si256((const __m256i *)&zetas_dit_0[144]);
-    const __m256i zeta_44 = _mm256_load_si256((const __m256i *)&zetas_dit_0[192]);
-    const __m256i zetaqinv_44 = _mm256_load_si256((const __m256i *)&zetas_dit_0[208]);
-    const __m256i zeta_45 = _mm256_load_si256((const __m256i *)&zetas_dit_0[160]);
-    const __m256i zetaqinv_45 = _mm256_load_si256((const __m256i *)&zetas_dit_0[176]);
+    const __m256i zeta_44 = _mm256_load_si256((const __m256i *)&zetas_dit_0[160]);
+    const __m256i zetaqinv_44 = _mm256_load_si256((const __m256i *)&zetas_dit_0[176]);
+    const __m256i zeta_45 = _mm256_load_si256((const __m256i *)&zetas_dit_0[192]);
+    const __m256i zetaqinv_45 = _mm256_load_si256((const __m256i *)&zetas_dit_0[208]);
     const __m256i zeta_46 = _mm256_load_si256((const __m256i *)&zetas_dit_0[224]);
     const __m256i zetaqinv_46 = _mm256_load_si256((const __m256i *)&zetas_dit_0[240]);
     const __m256i zeta_47 = _mm256_load_si256((const __m256i *)&zetas_dit_0[256]);
@@ -2831,80 +2841,80 @@ part_5:;
     const __m256i t_82 = nttgen_mlkem_avx2_montmul(x_294, zeta_42, zetaqinv_42);
     const __m256i x_295 = _mm256_sub_epi16(x_282, t_72);
     const __m256i t_83 = nttgen_mlkem_avx2_montmul(x_295, zeta_43, zetaqinv_43);
-    const __m256i x_296 = _mm256_add_epi16(x_262, t_65);
-    const __m256i x_297 = _mm256_sub_epi16(x_262, t_65);
-    const __m256i x_298 = nttgen_mlkem_avx2_unzip32_lo(x_296, x_297);
-    const __m256i x_299 = nttgen_mlkem_avx2_unzip32_hi(x_296, x_297);
-    const __m256i x_300 = _mm256_add_epi16(x_283, t_73);
-    const __m256i x_301 = _mm256_sub_epi16(x_283, t_73);
-    const __m256i t_84 = nttgen_mlkem_avx2_montmul(x_300, zeta_42, zetaqinv_42);
-    const __m256i t_85 = nttgen_mlkem_avx2_montmul(x_301, zeta_43, zetaqinv_43);
-    const __m256i x_302 = _mm256_add_epi16(x_298, t_74);
-    const __m256i x_303 = _mm256_sub_epi16(x_298, t_74);
+    const __m256i x_296 = _mm256_add_epi16(x_283, t_73);
+    const __m256i x_297 = _mm256_sub_epi16(x_283, t_73);
+    const __m256i t_84 = nttgen_mlkem_avx2_montmul(x_296, zeta_42, zetaqinv_42);
+    const __m256i t_85 = nttgen_mlkem_avx2_montmul(x_297, zeta_43, zetaqinv_43);
+    const __m256i x_298 = _mm256_add_epi16(x_262, t_65);
+    const __m256i x_299 = _mm256_sub_epi16(x_262, t_65);
+    const __m256i x_300 = nttgen_mlkem_avx2_unzip32_lo(x_298, x_299);
+    const __m256i x_301 = nttgen_mlkem_avx2_unzip32_hi(x_298, x_299);
+    const __m256i x_302 = _mm256_add_epi16(x_300, t_74);
+    const __m256i x_303 = _mm256_sub_epi16(x_300, t_74);
     const __m256i x_304 = _mm256_inserti128_si256(x_302, _mm256_castsi256_si128(x_303), 1);
     const __m256i x_305 = _mm256_permute2x128_si256(x_302, x_303, 49);
-    const __m256i x_306 = _mm256_add_epi16(x_299, t_75);
-    const __m256i x_307 = _mm256_sub_epi16(x_299, t_75);
+    const __m256i x_306 = _mm256_add_epi16(x_301, t_75);
+    const __m256i x_307 = _mm256_sub_epi16(x_301, t_75);
     const __m256i x_308 = _mm256_inserti128_si256(x_306, _mm256_castsi256_si128(x_307), 1);
     const __m256i x_309 = _mm256_permute2x128_si256(x_306, x_307, 49);
     const __m256i x_310 = _mm256_sub_epi16(x_305, t_76);
     const __m256i x_311 = _mm256_add_epi16(x_305, t_76);
     const __m256i x_312 = _mm256_add_epi16(x_308, t_78);
     const __m256i x_313 = _mm256_sub_epi16(x_308, t_78);
-    const __m256i x_314 = _mm256_add_epi16(x_278, t_71);
-    const __m256i x_315 = _mm256_sub_epi16(x_278, t_71);
-    const __m256i t_86 = nttgen_mlkem_avx2_montmul(x_314, zeta_42, zetaqinv_42);
-    const __m256i t_87 = nttgen_mlkem_avx2_montmul(x_315, zeta_43, zetaqinv_43);
-    const __m256i x_316 = _mm256_sub_epi16(x_312, t_82);
-    const __m256i t_88 = nttgen_mlkem_avx2_montmul(x_316, zeta_44, zetaqinv_44);
-    const __m256i x_317 = _mm256_add_epi16(x_312, t_82);
-    const __m256i t_89 = nttgen_mlkem_avx2_montmul(x_317, zeta_45, zetaqinv_45);
-    const __m256i x_318 = _mm256_add_epi16(x_310, t_80);
-    const __m256i red_0 = nttgen_mlkem_avx2_barrett(x_318);
-    const __m256i x_319 = _mm256_sub_epi16(x_310, t_80);
-    const __m256i x_320 = _mm256_add_epi16(x_309, t_79);
-    const __m256i x_321 = _mm256_sub_epi16(x_309, t_79);
-    const __m256i x_322 = _mm256_add_epi16(x_320, t_84);
-    const __m256i x_323 = _mm256_sub_epi16(x_320, t_84);
-    const __m256i t_90 = nttgen_mlkem_avx2_montmul(x_322, zeta_45, zetaqinv_45);
-    const __m256i t_91 = nttgen_mlkem_avx2_montmul(x_323, zeta_44, zetaqinv_44);
-    const __m256i x_324 = _mm256_add_epi16(x_321, t_85);
-    const __m256i x_325 = _mm256_sub_epi16(x_321, t_85);
+    const __m256i x_314 = _mm256_add_epi16(x_309, t_79);
+    const __m256i x_315 = _mm256_sub_epi16(x_309, t_79);
+    const __m256i x_316 = _mm256_add_epi16(x_278, t_71);
+    const __m256i x_317 = _mm256_sub_epi16(x_278, t_71);
+    const __m256i t_86 = nttgen_mlkem_avx2_montmul(x_316, zeta_42, zetaqinv_42);
+    const __m256i t_87 = nttgen_mlkem_avx2_montmul(x_317, zeta_43, zetaqinv_43);
+    const __m256i x_318 = _mm256_sub_epi16(x_312, t_82);
+    const __m256i t_88 = nttgen_mlkem_avx2_montmul(x_318, zeta_45, zetaqinv_45);
+    const __m256i x_319 = _mm256_add_epi16(x_312, t_82);
+    const __m256i t_89 = nttgen_mlkem_avx2_montmul(x_319, zeta_44, zetaqinv_44);
+    const __m256i x_320 = _mm256_add_epi16(x_314, t_84);
+    const __m256i x_321 = _mm256_sub_epi16(x_314, t_84);
+    const __m256i t_90 = nttgen_mlkem_avx2_montmul(x_320, zeta_44, zetaqinv_44);
+    const __m256i t_91 = nttgen_mlkem_avx2_montmul(x_321, zeta_45, zetaqinv_45);
+    const __m256i x_322 = _mm256_add_epi16(x_310, t_80);
+    const __m256i red_0 = nttgen_mlkem_avx2_barrett_coarse(x_322);
+    const __m256i x_323 = _mm256_sub_epi16(x_310, t_80);
+    const __m256i x_324 = _mm256_add_epi16(x_315, t_85);
+    const __m256i x_325 = _mm256_sub_epi16(x_315, t_85);
     const __m256i t_92 = nttgen_mlkem_avx2_montmul(x_324, zeta_46, zetaqinv_46);
     const __m256i t_93 = nttgen_mlkem_avx2_montmul(x_325, zeta_47, zetaqinv_47);
     const __m256i x_326 = _mm256_add_epi16(x_304, t_77);
     const __m256i x_327 = _mm256_sub_epi16(x_304, t_77);
     const __m256i x_328 = _mm256_add_epi16(x_326, t_86);
     const __m256i x_329 = _mm256_sub_epi16(x_326, t_86);
-    const __m256i red_1 = nttgen_mlkem_avx2_barrett(x_328);
-    const __m256i x_330 = _mm256_add_epi16(x_327, t_87);
-    const __m256i x_331 = _mm256_sub_epi16(x_327, t_87);
-    const __m256i red_2 = nttgen_mlkem_avx2_barrett(x_330);
-    const __m256i red_3 = nttgen_mlkem_avx2_barrett(x_331);
-    const __m256i x_332 = _mm256_add_epi16(x_329, t_88);
-    const __m256i x_333 = _mm256_sub_epi16(x_329, t_88);
-    const __m256i red_4 = nttgen_mlkem_avx2_barrett(x_332);
-    const __m256i red_5 = nttgen_mlkem_avx2_barrett(x_333);
-    const __m256i x_334 = _mm256_add_epi16(x_311, t_81);
-    const __m256i x_335 = _mm256_sub_epi16(x_311, t_81);
-    const __m256i x_336 = _mm256_add_epi16(x_313, t_83);
-    const __m256i x_337 = _mm256_sub_epi16(x_313, t_83);
-    const __m256i t_94 = nttgen_mlkem_avx2_montmul(x_336, zeta_46, zetaqinv_46);
-    const __m256i t_95 = nttgen_mlkem_avx2_montmul(x_337, zeta_47, zetaqinv_47);
-    const __m256i x_338 = _mm256_add_epi16(x_334, t_90);
-    const __m256i x_339 = _mm256_sub_epi16(x_334, t_90);
-    const __m256i t_96 = nttgen_mlkem_avx2_montmul(x_338, zeta_48, zetaqinv_48);
-    const __m256i t_97 = nttgen_mlkem_avx2_montmul(x_339, zeta_49, zetaqinv_49);
-    const __m256i x_340 = _mm256_add_epi16(x_335, t_91);
-    const __m256i x_341 = _mm256_sub_epi16(x_335, t_91);
+    const __m256i red_1 = nttgen_mlkem_avx2_barrett_coarse(x_328);
+    const __m256i x_330 = _mm256_add_epi16(x_311, t_81);
+    const __m256i x_331 = _mm256_sub_epi16(x_311, t_81);
+    const __m256i x_332 = _mm256_add_epi16(x_327, t_87);
+    const __m256i x_333 = _mm256_sub_epi16(x_327, t_87);
+    const __m256i red_2 = nttgen_mlkem_avx2_barrett_coarse(x_332);
+    const __m256i red_3 = nttgen_mlkem_avx2_barrett_coarse(x_333);
+    const __m256i x_334 = _mm256_add_epi16(x_313, t_83);
+    const __m256i x_335 = _mm256_sub_epi16(x_313, t_83);
+    const __m256i t_94 = nttgen_mlkem_avx2_montmul(x_334, zeta_46, zetaqinv_46);
+    const __m256i t_95 = nttgen_mlkem_avx2_montmul(x_335, zeta_47, zetaqinv_47);
+    const __m256i x_336 = _mm256_add_epi16(x_330, t_90);
+    const __m256i x_337 = _mm256_sub_epi16(x_330, t_90);
+    const __m256i t_96 = nttgen_mlkem_avx2_montmul(x_336, zeta_48, zetaqinv_48);
+    const __m256i t_97 = nttgen_mlkem_avx2_montmul(x_337, zeta_49, zetaqinv_49);
+    const __m256i x_338 = _mm256_add_epi16(x_329, t_88);
+    const __m256i x_339 = _mm256_sub_epi16(x_329, t_88);
+    const __m256i red_4 = nttgen_mlkem_avx2_barrett_coarse(x_338);
+    const __m256i red_5 = nttgen_mlkem_avx2_barrett_coarse(x_339);
+    const __m256i x_340 = _mm256_add_epi16(x_331, t_91);
+    const __m256i x_341 = _mm256_sub_epi16(x_331, t_91);
     const __m256i t_98 = nttgen_mlkem_avx2_montmul(x_340, zeta_50, zetaqinv_50);
     const __m256i t_99 = nttgen_mlkem_avx2_montmul(x_341, zeta_51, zetaqinv_51);
     const __m256i x_342 = _mm256_add_epi16(red_0, t_92);
     const __m256i x_343 = _mm256_sub_epi16(red_0, t_92);
     const __m256i t_100 = nttgen_mlkem_avx2_montmul(x_342, zeta_52, zetaqinv_52);
     const __m256i t_101 = nttgen_mlkem_avx2_montmul(x_343, zeta_53, zetaqinv_53);
-    const __m256i x_344 = _mm256_add_epi16(x_319, t_93);
-    const __m256i x_345 = _mm256_sub_epi16(x_319, t_93);
+    const __m256i x_344 = _mm256_add_epi16(x_323, t_93);
+    const __m256i x_345 = _mm256_sub_epi16(x_323, t_93);
     const __m256i t_102 = nttgen_mlkem_avx2_montmul(x_344, zeta_54, zetaqinv_54);
     const __m256i t_103 = nttgen_mlkem_avx2_montmul(x_345, zeta_55, zetaqinv_55);
     const __m256i x_346 = _mm256_add_epi16(red_1, t_89);
@@ -2992,8 +3002,8 @@ part_6:;
  * r[256]: on exit in [0, 3328]
  * a[256]: on entry in [-3328, 3328]
  * b[256]: on entry in [-3328, 3328]
- * Ops per call: load 302, store 48, add 184, sub 168, mullo 16, montmul 216, barrett 6, cond_add_q
- *   16, shuffle 72, zip 24, const 8
+ * Ops per call: load 302, store 48, add 184, sub 168, mullo 16, montmul 216, barrett_coarse 6,
+ *   cond_add_q 16, shuffle 72, zip 24, const 8
  */
 void nttgen_mlkem_avx2_polymul(int16_t r[256], const int16_t a[256], const int16_t b[256]) {
 #ifdef NTTGEN_DEBUG

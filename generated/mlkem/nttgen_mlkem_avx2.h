@@ -24,8 +24,8 @@
  *       ops: load 48, store 16, add 16, mullo 16, montmul 40, const 8
  *   nttgen_mlkem_avx2_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
- *       a in [-16421, 16421], b in [-16421, 16421] -> r in [-1664, 1664]
- *       ops: load 48, store 16, montmul 8, barrett 16, madd 16, mredw 16
+ *       a in [-16421, 16421], b in [-16421, 16421] -> r in [-2108, 2108]
+ *       ops: load 48, store 16, montmul 8, barrett_coarse 16, madd 16, mredw 16
  *       coefficient reductions: 256
  *   nttgen_mlkem_avx2_basemul_cache: multiplication cache of b, for basemul_acc_cached: what every
  *     product by b would recompute (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1 mod
@@ -37,8 +37,8 @@
  *       a in [-3328, 3328], b in [-16421, 16421], cache in [-2080, 2080] -> r in [-9999, 9999]
  *       ops: load 40, store 16, madd 16, mredw 16
  *   nttgen_mlkem_avx2_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-11556, 11558] -> a in [-1810, 1810]
- *       ops: load 98, store 32, add 56, sub 56, montmul 64, barrett 8, shuffle 24, zip 8
+ *       a in [-11556, 11558] -> a in [-1822, 1822]
+ *       ops: load 98, store 32, add 56, sub 56, montmul 64, barrett_coarse 8, shuffle 24, zip 8
  *       coefficient reductions: 128
  *   nttgen_mlkem_avx2_reduce: full reduction, in place: every coefficient to its representative in
  *     [0, q)
@@ -71,8 +71,8 @@
  *       ops: load 16, store 16, shuffle 24, zip 8
  *   nttgen_mlkem_avx2_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-3328, 3328], b in [-3328, 3328] -> r in [0, 3328]
- *       ops: load 302, store 48, add 184, sub 168, mullo 16, montmul 216, barrett 6, cond_add_q 16,
- *         shuffle 72, zip 24, const 8
+ *       ops: load 302, store 48, add 184, sub 168, mullo 16, montmul 216, barrett_coarse 6,
+ *         cond_add_q 16, shuffle 72, zip 24, const 8
  *       coefficient reductions: 96
  */
 #ifndef NTTGEN_MLKEM_AVX2_H
@@ -116,11 +116,11 @@ void nttgen_mlkem_avx2_basemul(int16_t r[256], const int16_t a[256], const int16
  *
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[256]: on exit in [-1664, 1664]
+ * r[256]: on exit in [-2108, 2108]
  * a[256 x k]: on entry in [-16421, 16421]
  * b[256 x k]: on entry in [-16421, 16421]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 48, store 16, montmul 8, barrett 16, madd 16, mredw 16
+ * Ops per call: load 48, store 16, montmul 8, barrett_coarse 16, madd 16, mredw 16
  */
 void nttgen_mlkem_avx2_basemul_acc(int16_t r[256], const int16_t *a, const int16_t *b, size_t k);
 
@@ -157,8 +157,8 @@ void nttgen_mlkem_avx2_basemul_acc_cached(int16_t r[256], const int16_t *a, cons
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[256]: on entry in [-11556, 11558], on exit in [-1810, 1810]
- * Ops per call: load 98, store 32, add 56, sub 56, montmul 64, barrett 8, shuffle 24, zip 8
+ * a[256]: on entry in [-11556, 11558], on exit in [-1822, 1822]
+ * Ops per call: load 98, store 32, add 56, sub 56, montmul 64, barrett_coarse 8, shuffle 24, zip 8
  */
 void nttgen_mlkem_avx2_intt(int16_t a[256]);
 
@@ -240,8 +240,8 @@ void nttgen_mlkem_avx2_from_standard(int16_t a[256]);
  * r[256]: on exit in [0, 3328]
  * a[256]: on entry in [-3328, 3328]
  * b[256]: on entry in [-3328, 3328]
- * Ops per call: load 302, store 48, add 184, sub 168, mullo 16, montmul 216, barrett 6, cond_add_q
- *   16, shuffle 72, zip 24, const 8
+ * Ops per call: load 302, store 48, add 184, sub 168, mullo 16, montmul 216, barrett_coarse 6,
+ *   cond_add_q 16, shuffle 72, zip 24, const 8
  */
 void nttgen_mlkem_avx2_polymul(int16_t r[256], const int16_t a[256], const int16_t b[256]);
 

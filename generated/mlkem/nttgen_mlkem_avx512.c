@@ -24,8 +24,8 @@
  *       ops: load 24, store 8, add 8, mullo 8, montmul 20, const 4
  *   nttgen_mlkem_avx512_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
- *       a in [-16421, 16421], b in [-16421, 16421] -> r in [-1664, 1664]
- *       ops: load 24, store 8, montmul 4, barrett 8, madd 8, mredw 8
+ *       a in [-16421, 16421], b in [-16421, 16421] -> r in [-2108, 2108]
+ *       ops: load 24, store 8, montmul 4, barrett_coarse 8, madd 8, mredw 8
  *       coefficient reductions: 256
  *   nttgen_mlkem_avx512_basemul_cache: multiplication cache of b, for basemul_acc_cached: what
  *     every product by b would recompute (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1
@@ -37,8 +37,8 @@
  *       a in [-3328, 3328], b in [-16421, 16421], cache in [-2080, 2080] -> r in [-9999, 9999]
  *       ops: load 20, store 8, madd 8, mredw 8
  *   nttgen_mlkem_avx512_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-11556, 11558] -> a in [-1810, 1810]
- *       ops: load 44, store 8, add 28, sub 28, montmul 32, barrett 4, shuffle 16, zip 4
+ *       a in [-11556, 11558] -> a in [-1822, 1822]
+ *       ops: load 44, store 8, add 28, sub 28, montmul 32, barrett_coarse 4, shuffle 16, zip 4
  *       coefficient reductions: 128
  *   nttgen_mlkem_avx512_reduce: full reduction, in place: every coefficient to its representative
  *     in [0, q)
@@ -71,8 +71,8 @@
  *       ops: load 8, store 8, shuffle 16, zip 4
  *   nttgen_mlkem_avx512_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-3328, 3328], b in [-3328, 3328] -> r in [0, 3328]
- *       ops: load 152, store 8, add 92, sub 84, mullo 8, montmul 108, barrett 4, cond_add_q 8,
- *         shuffle 48, zip 12, const 4
+ *       ops: load 152, store 8, add 92, sub 84, mullo 8, montmul 108, barrett_coarse 4, cond_add_q
+ *         8, shuffle 48, zip 12, const 4
  *       coefficient reductions: 128
  */
 #if !defined(NTTGEN_NO_ISA_CHECK) && !defined(__AVX512F__)
@@ -170,6 +170,16 @@ static inline __m512i nttgen_mlkem_avx512_barrett(__m512i a) {
     const __m512i r = _mm512_srai_epi16(_mm512_add_epi16(t, _mm512_set1_epi16(512)), 10);
     const __m512i qv = nttgen_mlkem_avx512_keep(_mm512_set1_epi16(3329));
     return nttgen_mlkem_avx512_keep(_mm512_sub_epi16(a, _mm512_mullo_epi16(r, qv)));
+}
+
+/*
+ * Barrett reduction by one rounding high product: t = round(a*10 / 2^15)
+ * (vpmulhrsw), then a - t*q: congruent to a, in a wider range than barrett.
+ */
+static inline __m512i nttgen_mlkem_avx512_barrett_coarse(__m512i a) {
+    const __m512i t = _mm512_mulhrs_epi16(a, _mm512_set1_epi16(10));
+    const __m512i qv = nttgen_mlkem_avx512_keep(_mm512_set1_epi16(3329));
+    return _mm512_sub_epi16(a, _mm512_mullo_epi16(t, qv));
 }
 
 /*
@@ -727,11 +737,11 @@ void nttgen_mlkem_avx512_basemul(int16_t r[256], const int16_t a[256], const int
  *
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[256]: on exit in [-1664, 1664]
+ * r[256]: on exit in [-2108, 2108]
  * a[256 x k]: on entry in [-16421, 16421]
  * b[256 x k]: on entry in [-16421, 16421]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 24, store 8, montmul 4, barrett 8, madd 8, mredw 8
+ * Ops per call: load 24, store 8, montmul 4, barrett_coarse 8, madd 8, mredw 8
  */
 void nttgen_mlkem_avx512_basemul_acc(int16_t r[256], const int16_t *a, const int16_t *b, size_t k) {
     const int16_t *const gammas_0 = nttgen_mlkem_avx512_basemul_gammas;
@@ -997,30 +1007,30 @@ void nttgen_mlkem_avx512_basemul_acc(int16_t r[256], const int16_t *a, const int
             const __m512i r_5 = nttgen_mlkem_avx512_mredw(w_58, w_59);
             const __m512i r_6 = nttgen_mlkem_avx512_mredw(w_60, w_61);
             const __m512i r_7 = nttgen_mlkem_avx512_mredw(w_62, w_63);
-            const __m512i red_0 = nttgen_mlkem_avx512_barrett(acc_0);
+            const __m512i red_0 = nttgen_mlkem_avx512_barrett_coarse(acc_0);
             const __m512i acc_4 = _mm512_add_epi16(red_0, r_4);
             acc_0 = acc_4;
-            const __m512i red_1 = nttgen_mlkem_avx512_barrett(acc_1);
+            const __m512i red_1 = nttgen_mlkem_avx512_barrett_coarse(acc_1);
             const __m512i acc_5 = _mm512_add_epi16(red_1, r_5);
             acc_1 = acc_5;
-            const __m512i red_2 = nttgen_mlkem_avx512_barrett(acc_2);
+            const __m512i red_2 = nttgen_mlkem_avx512_barrett_coarse(acc_2);
             const __m512i acc_6 = _mm512_add_epi16(red_2, r_6);
             acc_2 = acc_6;
-            const __m512i red_3 = nttgen_mlkem_avx512_barrett(acc_3);
+            const __m512i red_3 = nttgen_mlkem_avx512_barrett_coarse(acc_3);
             const __m512i acc_7 = _mm512_add_epi16(red_3, r_7);
             acc_3 = acc_7;
         }
-        const __m512i red_4 = nttgen_mlkem_avx512_barrett(acc_0);
-        const __m512i red_5 = nttgen_mlkem_avx512_barrett(acc_1);
-        const __m512i red_6 = nttgen_mlkem_avx512_barrett(acc_2);
-        const __m512i red_7 = nttgen_mlkem_avx512_barrett(acc_3);
+        const __m512i red_4 = nttgen_mlkem_avx512_barrett_coarse(acc_0);
+        const __m512i red_5 = nttgen_mlkem_avx512_barrett_coarse(acc_1);
+        const __m512i red_6 = nttgen_mlkem_avx512_barrett_coarse(acc_2);
+        const __m512i red_7 = nttgen_mlkem_avx512_barrett_coarse(acc_3);
         _mm512_storeu_si512((__m512i *)&r[i_0 * 128], red_4);
         _mm512_storeu_si512((__m512i *)(&r[i_0 * 128] + 64), red_5);
         _mm512_storeu_si512((__m512i *)(&r[i_0 * 128] + 32), red_6);
         _mm512_storeu_si512((__m512i *)(&r[i_0 * 128] + 96), red_7);
     }
 #ifdef NTTGEN_DEBUG
-    nttgen_mlkem_avx512_assert_range(r, 256, -1664, 1664);
+    nttgen_mlkem_avx512_assert_range(r, 256, -2108, 2108);
 #endif
 }
 
@@ -1462,8 +1472,8 @@ void nttgen_mlkem_avx512_basemul_acc_cached(int16_t r[256], const int16_t *a, co
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[256]: on entry in [-11556, 11558], on exit in [-1810, 1810]
- * Ops per call: load 44, store 8, add 28, sub 28, montmul 32, barrett 4, shuffle 16, zip 4
+ * a[256]: on entry in [-11556, 11558], on exit in [-1822, 1822]
+ * Ops per call: load 44, store 8, add 28, sub 28, montmul 32, barrett_coarse 4, shuffle 16, zip 4
  */
 void nttgen_mlkem_avx512_intt(int16_t a[256]) {
     const int16_t *const zetas_dit_0 = nttgen_mlkem_avx512_intt_zetas_dit;
@@ -1534,11 +1544,11 @@ void nttgen_mlkem_avx512_intt(int16_t a[256]) {
     const __m512i x_46 = nttgen_mlkem_avx512_ilv128_lo(x_44, x_45);
     const __m512i x_47 = nttgen_mlkem_avx512_ilv128_hi(x_44, x_45);
     const __m512i t_7 = nttgen_mlkem_avx512_montmul(x_46, zeta_2, zetaqinv_2);
+    const __m512i t_8 = nttgen_mlkem_avx512_montmul(x_47, zeta_2, zetaqinv_2);
     const __m512i x_48 = _mm512_add_epi16(x_34, t_4);
     const __m512i x_49 = _mm512_sub_epi16(x_34, t_4);
     const __m512i x_50 = nttgen_mlkem_avx512_unzip32_lo(x_48, x_49);
     const __m512i x_51 = nttgen_mlkem_avx512_unzip32_hi(x_48, x_49);
-    const __m512i t_8 = nttgen_mlkem_avx512_montmul(x_47, zeta_2, zetaqinv_2);
     const __m512i t_9 = nttgen_mlkem_avx512_montmul(x_42, zeta_1, zetaqinv_1);
     const __m512i x_52 = _mm512_add_epi16(x_40, t_5);
     const __m512i x_53 = _mm512_sub_epi16(x_40, t_5);
@@ -1551,43 +1561,43 @@ void nttgen_mlkem_avx512_intt(int16_t a[256]) {
     const __m512i zeta_3 = _mm512_load_si512((const __m512i *)&zetas_dit_0[192]);
     const __m512i zetaqinv_3 = _mm512_load_si512((const __m512i *)&zetas_dit_0[224]);
     const __m512i t_10 = nttgen_mlkem_avx512_montmul(x_56, zeta_2, zetaqinv_2);
+    const __m512i t_11 = nttgen_mlkem_avx512_montmul(x_57, zeta_2, zetaqinv_2);
     const __m512i x_60 = _mm512_add_epi16(x_58, t_7);
     const __m512i x_61 = _mm512_sub_epi16(x_58, t_7);
-    const __m512i x_62 = _mm512_shuffle_i64x2(x_60, x_61, 68);
-    const __m512i x_63 = _mm512_shuffle_i64x2(x_60, x_61, 238);
-    const __m512i t_11 = nttgen_mlkem_avx512_montmul(x_57, zeta_2, zetaqinv_2);
-    const __m512i x_64 = _mm512_add_epi16(x_59, t_8);
-    const __m512i x_65 = _mm512_sub_epi16(x_59, t_8);
-    const __m512i x_66 = _mm512_shuffle_i64x2(x_64, x_65, 68);
-    const __m512i x_67 = _mm512_shuffle_i64x2(x_64, x_65, 238);
-    const __m512i t_12 = nttgen_mlkem_avx512_montmul(x_63, zeta_3, zetaqinv_3);
+    const __m512i x_62 = _mm512_add_epi16(x_59, t_8);
+    const __m512i x_63 = _mm512_sub_epi16(x_59, t_8);
+    const __m512i x_64 = _mm512_shuffle_i64x2(x_60, x_61, 68);
+    const __m512i x_65 = _mm512_shuffle_i64x2(x_60, x_61, 238);
+    const __m512i x_66 = _mm512_shuffle_i64x2(x_62, x_63, 68);
+    const __m512i x_67 = _mm512_shuffle_i64x2(x_62, x_63, 238);
+    const __m512i t_12 = nttgen_mlkem_avx512_montmul(x_65, zeta_3, zetaqinv_3);
+    const __m512i t_13 = nttgen_mlkem_avx512_montmul(x_67, zeta_3, zetaqinv_3);
     const __m512i x_68 = _mm512_add_epi16(x_50, t_9);
     const __m512i x_69 = _mm512_sub_epi16(x_50, t_9);
     const __m512i x_70 = nttgen_mlkem_avx512_ilv128_lo(x_68, x_69);
     const __m512i x_71 = nttgen_mlkem_avx512_ilv128_hi(x_68, x_69);
-    const __m512i t_13 = nttgen_mlkem_avx512_montmul(x_67, zeta_3, zetaqinv_3);
-    const __m512i x_72 = _mm512_add_epi16(x_70, t_10);
-    const __m512i x_73 = _mm512_sub_epi16(x_70, t_10);
-    const __m512i x_74 = _mm512_shuffle_i64x2(x_72, x_73, 68);
-    const __m512i x_75 = _mm512_shuffle_i64x2(x_72, x_73, 238);
     const __m512i zeta_4 = _mm512_load_si512((const __m512i *)&zetas_dit_0[256]);
     const __m512i zetaqinv_4 = _mm512_load_si512((const __m512i *)&zetas_dit_0[288]);
     const __m512i zeta_5 = _mm512_load_si512((const __m512i *)&zetas_dit_0[320]);
     const __m512i zetaqinv_5 = _mm512_load_si512((const __m512i *)&zetas_dit_0[352]);
-    const __m512i x_76 = _mm512_add_epi16(x_71, t_11);
-    const __m512i x_77 = _mm512_sub_epi16(x_71, t_11);
-    const __m512i x_78 = _mm512_shuffle_i64x2(x_76, x_77, 68);
-    const __m512i x_79 = _mm512_shuffle_i64x2(x_76, x_77, 238);
-    const __m512i t_14 = nttgen_mlkem_avx512_montmul(x_62, zeta_3, zetaqinv_3);
-    const __m512i x_80 = _mm512_add_epi16(x_75, t_12);
-    const __m512i x_81 = _mm512_sub_epi16(x_75, t_12);
-    const __m512i red_0 = nttgen_mlkem_avx512_barrett(x_80);
-    const __m512i red_1 = nttgen_mlkem_avx512_barrett(x_81);
+    const __m512i x_72 = _mm512_add_epi16(x_70, t_10);
+    const __m512i x_73 = _mm512_sub_epi16(x_70, t_10);
+    const __m512i x_74 = _mm512_add_epi16(x_71, t_11);
+    const __m512i x_75 = _mm512_sub_epi16(x_71, t_11);
+    const __m512i x_76 = _mm512_shuffle_i64x2(x_72, x_73, 68);
+    const __m512i x_77 = _mm512_shuffle_i64x2(x_72, x_73, 238);
+    const __m512i x_78 = _mm512_shuffle_i64x2(x_74, x_75, 68);
+    const __m512i x_79 = _mm512_shuffle_i64x2(x_74, x_75, 238);
+    const __m512i t_14 = nttgen_mlkem_avx512_montmul(x_64, zeta_3, zetaqinv_3);
+    const __m512i x_80 = _mm512_add_epi16(x_77, t_12);
+    const __m512i x_81 = _mm512_sub_epi16(x_77, t_12);
     const __m512i t_15 = nttgen_mlkem_avx512_montmul(x_66, zeta_3, zetaqinv_3);
     const __m512i x_82 = _mm512_add_epi16(x_79, t_13);
     const __m512i x_83 = _mm512_sub_epi16(x_79, t_13);
     const __m512i t_16 = nttgen_mlkem_avx512_montmul(x_82, zeta_4, zetaqinv_4);
+    const __m512i red_0 = nttgen_mlkem_avx512_barrett_coarse(x_80);
     const __m512i t_17 = nttgen_mlkem_avx512_montmul(x_83, zeta_5, zetaqinv_5);
+    const __m512i red_1 = nttgen_mlkem_avx512_barrett_coarse(x_81);
     const __m512i zeta_6 = _mm512_load_si512((const __m512i *)&zetas_dit_0[384]);
     const __m512i zetaqinv_6 = _mm512_load_si512((const __m512i *)&zetas_dit_0[416]);
     const __m512i zeta_7 = _mm512_load_si512((const __m512i *)&zetas_dit_0[448]);
@@ -1596,18 +1606,18 @@ void nttgen_mlkem_avx512_intt(int16_t a[256]) {
     const __m512i zetaqinv_8 = _mm512_load_si512((const __m512i *)&zetas_dit_0[544]);
     const __m512i zeta_9 = _mm512_load_si512((const __m512i *)&zetas_dit_0[576]);
     const __m512i zetaqinv_9 = _mm512_load_si512((const __m512i *)&zetas_dit_0[608]);
-    const __m512i x_84 = _mm512_add_epi16(x_74, t_14);
+    const __m512i x_84 = _mm512_add_epi16(x_76, t_14);
     goto part_1;
 part_1:;
-    const __m512i x_85 = _mm512_sub_epi16(x_74, t_14);
-    const __m512i red_2 = nttgen_mlkem_avx512_barrett(x_84);
-    const __m512i red_3 = nttgen_mlkem_avx512_barrett(x_85);
+    const __m512i x_85 = _mm512_sub_epi16(x_76, t_14);
     const __m512i x_86 = _mm512_add_epi16(x_78, t_15);
     const __m512i x_87 = _mm512_sub_epi16(x_78, t_15);
     const __m512i t_18 = nttgen_mlkem_avx512_montmul(x_86, zeta_4, zetaqinv_4);
+    const __m512i red_2 = nttgen_mlkem_avx512_barrett_coarse(x_84);
     const __m512i x_88 = _mm512_add_epi16(red_0, t_16);
     const __m512i x_89 = _mm512_sub_epi16(red_0, t_16);
     const __m512i t_19 = nttgen_mlkem_avx512_montmul(x_87, zeta_5, zetaqinv_5);
+    const __m512i red_3 = nttgen_mlkem_avx512_barrett_coarse(x_85);
     const __m512i x_90 = _mm512_add_epi16(red_1, t_17);
     const __m512i x_91 = _mm512_sub_epi16(red_1, t_17);
     const __m512i t_20 = nttgen_mlkem_avx512_montmul(x_88, zeta_6, zetaqinv_6);
@@ -1659,7 +1669,7 @@ part_1:;
     _mm512_storeu_si512((__m512i *)&a[96], x_110);
     _mm512_storeu_si512((__m512i *)&a[224], x_111);
 #ifdef NTTGEN_DEBUG
-    nttgen_mlkem_avx512_assert_range(a, 256, -1810, 1810);
+    nttgen_mlkem_avx512_assert_range(a, 256, -1822, 1822);
 #endif
 }
 
@@ -1936,8 +1946,8 @@ void nttgen_mlkem_avx512_from_standard(int16_t a[256]) {
  * r[256]: on exit in [0, 3328]
  * a[256]: on entry in [-3328, 3328]
  * b[256]: on entry in [-3328, 3328]
- * Ops per call: load 152, store 8, add 92, sub 84, mullo 8, montmul 108, barrett 4, cond_add_q 8,
- *   shuffle 48, zip 12, const 4
+ * Ops per call: load 152, store 8, add 92, sub 84, mullo 8, montmul 108, barrett_coarse 4,
+ *   cond_add_q 8, shuffle 48, zip 12, const 4
  */
 static NTTGEN_NOINLINE void nttgen_mlkem_avx512_mul_both(int16_t r[256], const int16_t a[256],
                                                          const int16_t b[256]) {
@@ -2449,11 +2459,11 @@ part_3:;
     const __m512i x_262 = _mm512_shuffle_i64x2(x_260, x_261, 68);
     const __m512i x_263 = _mm512_shuffle_i64x2(x_260, x_261, 238);
     const __m512i t_67 = nttgen_mlkem_avx512_montmul(x_262, zeta_49, zetaqinv_49);
+    const __m512i t_68 = nttgen_mlkem_avx512_montmul(x_263, zeta_49, zetaqinv_49);
     const __m512i x_264 = _mm512_add_epi16(x_250, t_64);
     const __m512i x_265 = _mm512_sub_epi16(x_250, t_64);
     const __m512i x_266 = nttgen_mlkem_avx512_ilv128_lo(x_264, x_265);
     const __m512i x_267 = nttgen_mlkem_avx512_ilv128_hi(x_264, x_265);
-    const __m512i t_68 = nttgen_mlkem_avx512_montmul(x_263, zeta_49, zetaqinv_49);
     const __m512i zeta_50 = _mm512_load_si512((const __m512i *)&zetas_dit_0[256]);
     const __m512i zetaqinv_50 = _mm512_load_si512((const __m512i *)&zetas_dit_0[288]);
     const __m512i zeta_51 = _mm512_load_si512((const __m512i *)&zetas_dit_0[320]);
@@ -2470,19 +2480,17 @@ part_4:;
     const __m512i x_274 = _mm512_shuffle_i64x2(x_270, x_271, 68);
     const __m512i x_275 = _mm512_shuffle_i64x2(x_270, x_271, 238);
     const __m512i t_70 = nttgen_mlkem_avx512_montmul(x_274, zeta_49, zetaqinv_49);
+    const __m512i t_71 = nttgen_mlkem_avx512_montmul(x_275, zeta_49, zetaqinv_49);
     const __m512i x_276 = _mm512_add_epi16(x_272, t_67);
     const __m512i x_277 = _mm512_sub_epi16(x_272, t_67);
-    const __m512i t_71 = nttgen_mlkem_avx512_montmul(x_276, zeta_50, zetaqinv_50);
-    const __m512i t_72 = nttgen_mlkem_avx512_montmul(x_277, zeta_51, zetaqinv_51);
-    const __m512i t_73 = nttgen_mlkem_avx512_montmul(x_275, zeta_49, zetaqinv_49);
     const __m512i x_278 = _mm512_add_epi16(x_273, t_68);
     const __m512i x_279 = _mm512_sub_epi16(x_273, t_68);
-    const __m512i t_74 = nttgen_mlkem_avx512_montmul(x_278, zeta_50, zetaqinv_50);
+    const __m512i t_72 = nttgen_mlkem_avx512_montmul(x_276, zeta_50, zetaqinv_50);
+    const __m512i t_73 = nttgen_mlkem_avx512_montmul(x_278, zeta_50, zetaqinv_50);
+    const __m512i t_74 = nttgen_mlkem_avx512_montmul(x_277, zeta_51, zetaqinv_51);
     const __m512i t_75 = nttgen_mlkem_avx512_montmul(x_279, zeta_51, zetaqinv_51);
     const __m512i x_280 = _mm512_add_epi16(x_266, t_69);
     const __m512i x_281 = _mm512_sub_epi16(x_266, t_69);
-    const __m512i x_282 = _mm512_shuffle_i64x2(x_280, x_281, 68);
-    const __m512i x_283 = _mm512_shuffle_i64x2(x_280, x_281, 238);
     const __m512i zeta_52 = _mm512_load_si512((const __m512i *)&zetas_dit_0[384]);
     const __m512i zetaqinv_52 = _mm512_load_si512((const __m512i *)&zetas_dit_0[416]);
     const __m512i zeta_53 = _mm512_load_si512((const __m512i *)&zetas_dit_0[448]);
@@ -2491,26 +2499,28 @@ part_4:;
     const __m512i zetaqinv_54 = _mm512_load_si512((const __m512i *)&zetas_dit_0[544]);
     const __m512i zeta_55 = _mm512_load_si512((const __m512i *)&zetas_dit_0[576]);
     const __m512i zetaqinv_55 = _mm512_load_si512((const __m512i *)&zetas_dit_0[608]);
+    const __m512i x_282 = _mm512_shuffle_i64x2(x_280, x_281, 68);
+    const __m512i x_283 = _mm512_shuffle_i64x2(x_280, x_281, 238);
     const __m512i x_284 = _mm512_add_epi16(x_282, t_70);
     const __m512i x_285 = _mm512_sub_epi16(x_282, t_70);
-    const __m512i x_286 = _mm512_add_epi16(x_284, t_71);
-    const __m512i x_287 = _mm512_sub_epi16(x_284, t_71);
-    const __m512i x_288 = _mm512_add_epi16(x_285, t_72);
-    const __m512i x_289 = _mm512_sub_epi16(x_285, t_72);
-    const __m512i x_290 = _mm512_add_epi16(x_283, t_73);
-    const __m512i x_291 = _mm512_sub_epi16(x_283, t_73);
-    const __m512i red_0 = nttgen_mlkem_avx512_barrett(x_286);
-    const __m512i red_1 = nttgen_mlkem_avx512_barrett(x_287);
-    const __m512i red_2 = nttgen_mlkem_avx512_barrett(x_288);
-    const __m512i red_3 = nttgen_mlkem_avx512_barrett(x_289);
-    const __m512i x_292 = _mm512_add_epi16(x_290, t_74);
-    const __m512i x_293 = _mm512_sub_epi16(x_290, t_74);
-    const __m512i x_294 = _mm512_add_epi16(x_291, t_75);
-    const __m512i x_295 = _mm512_sub_epi16(x_291, t_75);
-    const __m512i t_76 = nttgen_mlkem_avx512_montmul(x_292, zeta_52, zetaqinv_52);
-    const __m512i t_77 = nttgen_mlkem_avx512_montmul(x_293, zeta_53, zetaqinv_53);
+    const __m512i x_286 = _mm512_add_epi16(x_283, t_71);
+    const __m512i x_287 = _mm512_sub_epi16(x_283, t_71);
+    const __m512i x_288 = _mm512_add_epi16(x_284, t_72);
+    const __m512i x_289 = _mm512_sub_epi16(x_284, t_72);
+    const __m512i x_290 = _mm512_add_epi16(x_286, t_73);
+    const __m512i x_291 = _mm512_sub_epi16(x_286, t_73);
+    const __m512i x_292 = _mm512_add_epi16(x_285, t_74);
+    const __m512i x_293 = _mm512_sub_epi16(x_285, t_74);
+    const __m512i x_294 = _mm512_add_epi16(x_287, t_75);
+    const __m512i x_295 = _mm512_sub_epi16(x_287, t_75);
+    const __m512i t_76 = nttgen_mlkem_avx512_montmul(x_290, zeta_52, zetaqinv_52);
+    const __m512i red_0 = nttgen_mlkem_avx512_barrett_coarse(x_288);
+    const __m512i t_77 = nttgen_mlkem_avx512_montmul(x_291, zeta_53, zetaqinv_53);
+    const __m512i red_1 = nttgen_mlkem_avx512_barrett_coarse(x_289);
     const __m512i t_78 = nttgen_mlkem_avx512_montmul(x_294, zeta_54, zetaqinv_54);
+    const __m512i red_2 = nttgen_mlkem_avx512_barrett_coarse(x_292);
     const __m512i t_79 = nttgen_mlkem_avx512_montmul(x_295, zeta_55, zetaqinv_55);
+    const __m512i red_3 = nttgen_mlkem_avx512_barrett_coarse(x_293);
     const __m512i tw_0 = _mm512_load_si512((const __m512i *)&twist_0[0]);
     const __m512i twqinv_0 = _mm512_load_si512((const __m512i *)&twist_0[32]);
     const __m512i tw_1 = _mm512_load_si512((const __m512i *)&twist_0[256]);
@@ -2572,8 +2582,8 @@ part_4:;
  * r[256]: on exit in [0, 3328]
  * a[256]: on entry in [-3328, 3328]
  * b[256]: on entry in [-3328, 3328]
- * Ops per call: load 152, store 8, add 92, sub 84, mullo 8, montmul 108, barrett 4, cond_add_q 8,
- *   shuffle 48, zip 12, const 4
+ * Ops per call: load 152, store 8, add 92, sub 84, mullo 8, montmul 108, barrett_coarse 4,
+ *   cond_add_q 8, shuffle 48, zip 12, const 4
  */
 void nttgen_mlkem_avx512_polymul(int16_t r[256], const int16_t a[256], const int16_t b[256]) {
 #ifdef NTTGEN_DEBUG

@@ -17,30 +17,30 @@
  *
  * Functions (input range -> output range; executed ops per call, vector ops):
  *   nttgen_mlkem_neon_ntt: forward NTT, in place
- *       a in [-3328, 3328] -> a in [-1664, 1664]
- *       ops: load 190, store 64, add 112, sub 112, shoupmul 112, barrett 32, shuffle 48
+ *       a in [-3328, 3328] -> a in [-2160, 2160]
+ *       ops: load 190, store 64, add 112, sub 112, shoupmul 112, barrett_coarse 32, shuffle 48
  *       coefficient reductions: 256
  *   nttgen_mlkem_neon_basemul: base multiplication: r = a o b * beta^-1
  *       a in [-16421, 16421], b in [-16421, 16421] -> r in [-11556, 11558]
  *       ops: load 96, store 32, add 32, mullo 32, montmul 64, shoupmul 16, const 16
  *   nttgen_mlkem_neon_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
- *       a in [-16421, 16421], b in [-16421, 16421] -> r in [-1664, 1664]
- *       ops: load 96, store 32, shoupmul 16, barrett 32, madd 32, mredw 32
+ *       a in [-16421, 16421], b in [-16421, 16421] -> r in [-2108, 2108]
+ *       ops: load 96, store 32, shoupmul 16, barrett_coarse 32, madd 32, mredw 32
  *       coefficient reductions: 256
  *   nttgen_mlkem_neon_basemul_cache: multiplication cache of b, for basemul_acc_cached: what every
  *     product by b would recompute (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1 mod
  *     beta)
- *       b in [-16421, 16421] -> cache in [-1664, 1664]
- *       ops: load 48, store 16, shoupmul 16, barrett 16
+ *       b in [-16421, 16421] -> cache in [-1690, 1638]
+ *       ops: load 48, store 16, shoupmul 16, barrett_coarse 16
  *       coefficient reductions: 128
  *   nttgen_mlkem_neon_basemul_acc_cached: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs, given
  *     the caches of the b_i (basemul_cache), stored one after another
  *       a in [-3328, 3328], b in [-16421, 16421], cache in [-2080, 2080] -> r in [-9999, 9999]
  *       ops: load 80, store 32, madd 32, mredw 32
  *   nttgen_mlkem_neon_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-11556, 11558] -> a in [-924, 4253]
- *       ops: load 192, store 64, add 112, sub 112, shoupmul 128, barrett 16, shuffle 48
+ *       a in [-11556, 11558] -> a in [-953, 4282]
+ *       ops: load 192, store 64, add 112, sub 112, shoupmul 128, barrett_coarse 16, shuffle 48
  *       coefficient reductions: 128
  *   nttgen_mlkem_neon_reduce: full reduction, in place: every coefficient to its representative in
  *     [0, q)
@@ -73,8 +73,8 @@
  *       ops: load 32, store 32, shuffle 48
  *   nttgen_mlkem_neon_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-3328, 3328], b in [-3328, 3328] -> r in [0, 3328]
- *       ops: load 668, store 224, add 368, sub 336, mullo 32, montmul 64, shoupmul 368, barrett
- *         112, cond_add_q 32, shuffle 144, const 16
+ *       ops: load 668, store 224, add 368, sub 336, mullo 32, montmul 64, shoupmul 368, barrett 32,
+ *         barrett_coarse 80, cond_add_q 32, shuffle 144, const 16
  *       coefficient reductions: 896
  */
 #if !defined(NTTGEN_NO_ISA_CHECK) && !defined(__ARM_NEON)
@@ -151,6 +151,15 @@ static inline int16x8_t nttgen_mlkem_neon_shoupmul(int16x8_t a, int16x8_t z, int
  */
 static inline int16x8_t nttgen_mlkem_neon_barrett(int16x8_t a) {
     const int16x8_t t = vrshrq_n_s16(vqdmulhq_s16(a, vdupq_n_s16(20159)), 11);
+    return vmlsq_s16(a, t, vdupq_n_s16(3329));
+}
+
+/*
+ * Barrett reduction by one rounding high product: t = round(a*10 / 2^15) by sqrdmulh,
+ * then a - t*q by mls: congruent to a, in a wider range than barrett.
+ */
+static inline int16x8_t nttgen_mlkem_neon_barrett_coarse(int16x8_t a) {
+    const int16x8_t t = vqrdmulhq_s16(a, vdupq_n_s16(10));
     return vmlsq_s16(a, t, vdupq_n_s16(3329));
 }
 
@@ -507,9 +516,9 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_neon_intt_twist[512] = {
  *
  * Input:  a: coefficients in the standard order
  * Output: r: NTT domain in this ISA's native order
- * r[256]: on exit in [-1664, 1664]
+ * r[256]: on exit in [-2160, 2160]
  * a[256]: on entry in [-3328, 3328]
- * Ops per call: load 190, store 64, add 112, sub 112, shoupmul 112, barrett 32, shuffle 48
+ * Ops per call: load 190, store 64, add 112, sub 112, shoupmul 112, barrett_coarse 32, shuffle 48
  */
 static NTTGEN_NOINLINE void nttgen_mlkem_neon_ntt_from(int16_t r[256], const int16_t a[256]) {
     const int16_t *zetas_0 = nttgen_mlkem_neon_ntt_from_zetas;
@@ -909,37 +918,37 @@ part_3:;
     const int16x8_t x_221 = nttgen_mlkem_neon_ilv16_hi(x_201, x_205);
     const int16x8_t x_222 = nttgen_mlkem_neon_ilv16_lo(x_203, x_207);
     const int16x8_t x_223 = nttgen_mlkem_neon_ilv16_hi(x_203, x_207);
-    const int16x8_t red_0 = nttgen_mlkem_neon_barrett(x_208);
+    const int16x8_t red_0 = nttgen_mlkem_neon_barrett_coarse(x_208);
     vst1q_s16(&r[0], red_0);
-    const int16x8_t red_1 = nttgen_mlkem_neon_barrett(x_210);
+    const int16x8_t red_1 = nttgen_mlkem_neon_barrett_coarse(x_210);
     vst1q_s16(&r[64], red_1);
-    const int16x8_t red_2 = nttgen_mlkem_neon_barrett(x_212);
+    const int16x8_t red_2 = nttgen_mlkem_neon_barrett_coarse(x_212);
     vst1q_s16(&r[32], red_2);
-    const int16x8_t red_3 = nttgen_mlkem_neon_barrett(x_214);
+    const int16x8_t red_3 = nttgen_mlkem_neon_barrett_coarse(x_214);
     vst1q_s16(&r[96], red_3);
-    const int16x8_t red_4 = nttgen_mlkem_neon_barrett(x_209);
+    const int16x8_t red_4 = nttgen_mlkem_neon_barrett_coarse(x_209);
     vst1q_s16(&r[16], red_4);
-    const int16x8_t red_5 = nttgen_mlkem_neon_barrett(x_211);
+    const int16x8_t red_5 = nttgen_mlkem_neon_barrett_coarse(x_211);
     vst1q_s16(&r[80], red_5);
-    const int16x8_t red_6 = nttgen_mlkem_neon_barrett(x_213);
+    const int16x8_t red_6 = nttgen_mlkem_neon_barrett_coarse(x_213);
     vst1q_s16(&r[48], red_6);
-    const int16x8_t red_7 = nttgen_mlkem_neon_barrett(x_215);
+    const int16x8_t red_7 = nttgen_mlkem_neon_barrett_coarse(x_215);
     vst1q_s16(&r[112], red_7);
-    const int16x8_t red_8 = nttgen_mlkem_neon_barrett(x_216);
+    const int16x8_t red_8 = nttgen_mlkem_neon_barrett_coarse(x_216);
     vst1q_s16(&r[8], red_8);
-    const int16x8_t red_9 = nttgen_mlkem_neon_barrett(x_218);
+    const int16x8_t red_9 = nttgen_mlkem_neon_barrett_coarse(x_218);
     vst1q_s16(&r[72], red_9);
-    const int16x8_t red_10 = nttgen_mlkem_neon_barrett(x_220);
+    const int16x8_t red_10 = nttgen_mlkem_neon_barrett_coarse(x_220);
     vst1q_s16(&r[40], red_10);
-    const int16x8_t red_11 = nttgen_mlkem_neon_barrett(x_222);
+    const int16x8_t red_11 = nttgen_mlkem_neon_barrett_coarse(x_222);
     vst1q_s16(&r[104], red_11);
-    const int16x8_t red_12 = nttgen_mlkem_neon_barrett(x_217);
+    const int16x8_t red_12 = nttgen_mlkem_neon_barrett_coarse(x_217);
     vst1q_s16(&r[24], red_12);
-    const int16x8_t red_13 = nttgen_mlkem_neon_barrett(x_219);
+    const int16x8_t red_13 = nttgen_mlkem_neon_barrett_coarse(x_219);
     vst1q_s16(&r[88], red_13);
-    const int16x8_t red_14 = nttgen_mlkem_neon_barrett(x_221);
+    const int16x8_t red_14 = nttgen_mlkem_neon_barrett_coarse(x_221);
     vst1q_s16(&r[56], red_14);
-    const int16x8_t red_15 = nttgen_mlkem_neon_barrett(x_223);
+    const int16x8_t red_15 = nttgen_mlkem_neon_barrett_coarse(x_223);
     vst1q_s16(&r[120], red_15);
     const int16x8_t zeta_32 = vdupq_laneq_s16(vld1q_s16(&zetas_0[552]), 0);
     const int16x8_t zetaqinv_32 = vdupq_laneq_s16(vld1q_s16(&zetas_0[552]), 1);
@@ -1215,40 +1224,40 @@ part_5:;
     const int16x8_t x_381 = nttgen_mlkem_neon_ilv16_hi(x_361, x_365);
     const int16x8_t x_382 = nttgen_mlkem_neon_ilv16_lo(x_363, x_367);
     const int16x8_t x_383 = nttgen_mlkem_neon_ilv16_hi(x_363, x_367);
-    const int16x8_t red_16 = nttgen_mlkem_neon_barrett(x_368);
+    const int16x8_t red_16 = nttgen_mlkem_neon_barrett_coarse(x_368);
     vst1q_s16(&r[128], red_16);
-    const int16x8_t red_17 = nttgen_mlkem_neon_barrett(x_370);
+    const int16x8_t red_17 = nttgen_mlkem_neon_barrett_coarse(x_370);
     vst1q_s16(&r[192], red_17);
-    const int16x8_t red_18 = nttgen_mlkem_neon_barrett(x_372);
+    const int16x8_t red_18 = nttgen_mlkem_neon_barrett_coarse(x_372);
     vst1q_s16(&r[160], red_18);
-    const int16x8_t red_19 = nttgen_mlkem_neon_barrett(x_374);
+    const int16x8_t red_19 = nttgen_mlkem_neon_barrett_coarse(x_374);
     vst1q_s16(&r[224], red_19);
-    const int16x8_t red_20 = nttgen_mlkem_neon_barrett(x_369);
+    const int16x8_t red_20 = nttgen_mlkem_neon_barrett_coarse(x_369);
     vst1q_s16(&r[144], red_20);
-    const int16x8_t red_21 = nttgen_mlkem_neon_barrett(x_371);
+    const int16x8_t red_21 = nttgen_mlkem_neon_barrett_coarse(x_371);
     vst1q_s16(&r[208], red_21);
-    const int16x8_t red_22 = nttgen_mlkem_neon_barrett(x_373);
+    const int16x8_t red_22 = nttgen_mlkem_neon_barrett_coarse(x_373);
     vst1q_s16(&r[176], red_22);
-    const int16x8_t red_23 = nttgen_mlkem_neon_barrett(x_375);
+    const int16x8_t red_23 = nttgen_mlkem_neon_barrett_coarse(x_375);
     vst1q_s16(&r[240], red_23);
-    const int16x8_t red_24 = nttgen_mlkem_neon_barrett(x_376);
+    const int16x8_t red_24 = nttgen_mlkem_neon_barrett_coarse(x_376);
     vst1q_s16(&r[136], red_24);
-    const int16x8_t red_25 = nttgen_mlkem_neon_barrett(x_378);
+    const int16x8_t red_25 = nttgen_mlkem_neon_barrett_coarse(x_378);
     vst1q_s16(&r[200], red_25);
-    const int16x8_t red_26 = nttgen_mlkem_neon_barrett(x_380);
+    const int16x8_t red_26 = nttgen_mlkem_neon_barrett_coarse(x_380);
     vst1q_s16(&r[168], red_26);
-    const int16x8_t red_27 = nttgen_mlkem_neon_barrett(x_382);
+    const int16x8_t red_27 = nttgen_mlkem_neon_barrett_coarse(x_382);
     vst1q_s16(&r[232], red_27);
-    const int16x8_t red_28 = nttgen_mlkem_neon_barrett(x_377);
+    const int16x8_t red_28 = nttgen_mlkem_neon_barrett_coarse(x_377);
     vst1q_s16(&r[152], red_28);
-    const int16x8_t red_29 = nttgen_mlkem_neon_barrett(x_379);
+    const int16x8_t red_29 = nttgen_mlkem_neon_barrett_coarse(x_379);
     vst1q_s16(&r[216], red_29);
-    const int16x8_t red_30 = nttgen_mlkem_neon_barrett(x_381);
+    const int16x8_t red_30 = nttgen_mlkem_neon_barrett_coarse(x_381);
     vst1q_s16(&r[184], red_30);
-    const int16x8_t red_31 = nttgen_mlkem_neon_barrett(x_383);
+    const int16x8_t red_31 = nttgen_mlkem_neon_barrett_coarse(x_383);
     vst1q_s16(&r[248], red_31);
 #ifdef NTTGEN_DEBUG
-    nttgen_mlkem_neon_assert_range(r, 256, -1664, 1664);
+    nttgen_mlkem_neon_assert_range(r, 256, -2160, 2160);
 #endif
 }
 
@@ -1257,8 +1266,8 @@ part_5:;
  *
  * Input:  a: coefficients in the standard order (index i holds the coefficient of x^i)
  * Output: a: NTT domain in this ISA's native order (normal domain, not reduced)
- * a[256]: on entry in [-3328, 3328], on exit in [-1664, 1664]
- * Ops per call: load 190, store 64, add 112, sub 112, shoupmul 112, barrett 32, shuffle 48
+ * a[256]: on entry in [-3328, 3328], on exit in [-2160, 2160]
+ * Ops per call: load 190, store 64, add 112, sub 112, shoupmul 112, barrett_coarse 32, shuffle 48
  */
 void nttgen_mlkem_neon_ntt(int16_t a[256]) {
 #ifdef NTTGEN_DEBUG
@@ -1266,7 +1275,7 @@ void nttgen_mlkem_neon_ntt(int16_t a[256]) {
 #endif
     nttgen_mlkem_neon_ntt_from(a, a);
 #ifdef NTTGEN_DEBUG
-    nttgen_mlkem_neon_assert_range(a, 256, -1664, 1664);
+    nttgen_mlkem_neon_assert_range(a, 256, -2160, 2160);
 #endif
 }
 
@@ -1613,11 +1622,11 @@ part_2:;
  *
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[256]: on exit in [-1664, 1664]
+ * r[256]: on exit in [-2108, 2108]
  * a[256 x k]: on entry in [-16421, 16421]
  * b[256 x k]: on entry in [-16421, 16421]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 96, store 32, shoupmul 16, barrett 32, madd 32, mredw 32
+ * Ops per call: load 96, store 32, shoupmul 16, barrett_coarse 32, madd 32, mredw 32
  */
 void nttgen_mlkem_neon_basemul_acc(int16_t r[256], const int16_t *a, const int16_t *b, size_t k) {
     const int16_t *gammas_0 = nttgen_mlkem_neon_basemul_gammas;
@@ -1777,30 +1786,30 @@ void nttgen_mlkem_neon_basemul_acc(int16_t r[256], const int16_t *a, const int16
             const int16x8_t r_5 = nttgen_mlkem_neon_mredw(w_42, w_43);
             const int16x8_t r_6 = nttgen_mlkem_neon_mredw(w_44, w_45);
             const int16x8_t r_7 = nttgen_mlkem_neon_mredw(w_46, w_47);
-            const int16x8_t red_0 = nttgen_mlkem_neon_barrett(acc_0);
+            const int16x8_t red_0 = nttgen_mlkem_neon_barrett_coarse(acc_0);
             const int16x8_t acc_4 = vaddq_s16(red_0, r_4);
             acc_0 = acc_4;
-            const int16x8_t red_1 = nttgen_mlkem_neon_barrett(acc_1);
+            const int16x8_t red_1 = nttgen_mlkem_neon_barrett_coarse(acc_1);
             const int16x8_t acc_5 = vaddq_s16(red_1, r_5);
             acc_1 = acc_5;
-            const int16x8_t red_2 = nttgen_mlkem_neon_barrett(acc_2);
+            const int16x8_t red_2 = nttgen_mlkem_neon_barrett_coarse(acc_2);
             const int16x8_t acc_6 = vaddq_s16(red_2, r_6);
             acc_2 = acc_6;
-            const int16x8_t red_3 = nttgen_mlkem_neon_barrett(acc_3);
+            const int16x8_t red_3 = nttgen_mlkem_neon_barrett_coarse(acc_3);
             const int16x8_t acc_7 = vaddq_s16(red_3, r_7);
             acc_3 = acc_7;
         }
-        const int16x8_t red_4 = nttgen_mlkem_neon_barrett(acc_0);
-        const int16x8_t red_5 = nttgen_mlkem_neon_barrett(acc_1);
-        const int16x8_t red_6 = nttgen_mlkem_neon_barrett(acc_2);
-        const int16x8_t red_7 = nttgen_mlkem_neon_barrett(acc_3);
+        const int16x8_t red_4 = nttgen_mlkem_neon_barrett_coarse(acc_0);
+        const int16x8_t red_5 = nttgen_mlkem_neon_barrett_coarse(acc_1);
+        const int16x8_t red_6 = nttgen_mlkem_neon_barrett_coarse(acc_2);
+        const int16x8_t red_7 = nttgen_mlkem_neon_barrett_coarse(acc_3);
         vst1q_s16(&r[i_0 * 32], red_4);
         vst1q_s16(&r[i_0 * 32] + 16, red_5);
         vst1q_s16(&r[i_0 * 32] + 8, red_6);
         vst1q_s16(&r[i_0 * 32] + 24, red_7);
     }
 #ifdef NTTGEN_DEBUG
-    nttgen_mlkem_neon_assert_range(r, 256, -1664, 1664);
+    nttgen_mlkem_neon_assert_range(r, 256, -2108, 2108);
 #endif
 }
 
@@ -1810,9 +1819,9 @@ void nttgen_mlkem_neon_basemul_acc(int16_t r[256], const int16_t *a, const int16
  *
  * Input:  b: NTT domain, native order
  * Output: cache: this ISA's layout (n/2 entries for degree-2 factors, n for a complete NTT)
- * cache[128]: on exit in [-1664, 1664]
+ * cache[128]: on exit in [-1690, 1638]
  * b[256]: on entry in [-16421, 16421]
- * Ops per call: load 48, store 16, shoupmul 16, barrett 16
+ * Ops per call: load 48, store 16, shoupmul 16, barrett_coarse 16
  */
 void nttgen_mlkem_neon_basemul_cache(int16_t cache[128], const int16_t b[256]) {
     const int16_t *gammas_0 = nttgen_mlkem_neon_basemul_gammas;
@@ -1825,107 +1834,107 @@ void nttgen_mlkem_neon_basemul_cache(int16_t cache[128], const int16_t b[256]) {
     const int16x8_t gammaqinv_0 = g_0.val[1];
     const int16x8_t b_0 = vld1q_s16(&b[16]);
     const int16x8_t gb_0 = nttgen_mlkem_neon_shoupmul(b_0, gamma_0, gammaqinv_0);
-    const int16x8_t red_0 = nttgen_mlkem_neon_barrett(gb_0);
+    const int16x8_t red_0 = nttgen_mlkem_neon_barrett_coarse(gb_0);
     vst1q_s16(&cache[0], red_0);
     const int16x8_t gamma_1 = g_0.val[2];
     const int16x8_t gammaqinv_1 = g_0.val[3];
     const int16x8_t b_1 = vld1q_s16(&b[24]);
     const int16x8_t gb_1 = nttgen_mlkem_neon_shoupmul(b_1, gamma_1, gammaqinv_1);
-    const int16x8_t red_1 = nttgen_mlkem_neon_barrett(gb_1);
+    const int16x8_t red_1 = nttgen_mlkem_neon_barrett_coarse(gb_1);
     vst1q_s16(&cache[8], red_1);
     const int16x8x4_t g_1 = vld1q_s16_x4(&gammas_0[32]);
     const int16x8_t gamma_2 = g_1.val[0];
     const int16x8_t gammaqinv_2 = g_1.val[1];
     const int16x8_t b_2 = vld1q_s16(&b[48]);
     const int16x8_t gb_2 = nttgen_mlkem_neon_shoupmul(b_2, gamma_2, gammaqinv_2);
-    const int16x8_t red_2 = nttgen_mlkem_neon_barrett(gb_2);
+    const int16x8_t red_2 = nttgen_mlkem_neon_barrett_coarse(gb_2);
     vst1q_s16(&cache[16], red_2);
     const int16x8_t gamma_3 = g_1.val[2];
     const int16x8_t gammaqinv_3 = g_1.val[3];
     const int16x8_t b_3 = vld1q_s16(&b[56]);
     const int16x8_t gb_3 = nttgen_mlkem_neon_shoupmul(b_3, gamma_3, gammaqinv_3);
-    const int16x8_t red_3 = nttgen_mlkem_neon_barrett(gb_3);
+    const int16x8_t red_3 = nttgen_mlkem_neon_barrett_coarse(gb_3);
     vst1q_s16(&cache[24], red_3);
     const int16x8x4_t g_2 = vld1q_s16_x4(&gammas_0[64]);
     const int16x8_t gamma_4 = g_2.val[0];
     const int16x8_t gammaqinv_4 = g_2.val[1];
     const int16x8_t b_4 = vld1q_s16(&b[80]);
     const int16x8_t gb_4 = nttgen_mlkem_neon_shoupmul(b_4, gamma_4, gammaqinv_4);
-    const int16x8_t red_4 = nttgen_mlkem_neon_barrett(gb_4);
+    const int16x8_t red_4 = nttgen_mlkem_neon_barrett_coarse(gb_4);
     vst1q_s16(&cache[32], red_4);
     const int16x8_t gamma_5 = g_2.val[2];
     const int16x8_t gammaqinv_5 = g_2.val[3];
     const int16x8_t b_5 = vld1q_s16(&b[88]);
     const int16x8_t gb_5 = nttgen_mlkem_neon_shoupmul(b_5, gamma_5, gammaqinv_5);
-    const int16x8_t red_5 = nttgen_mlkem_neon_barrett(gb_5);
+    const int16x8_t red_5 = nttgen_mlkem_neon_barrett_coarse(gb_5);
     vst1q_s16(&cache[40], red_5);
     const int16x8x4_t g_3 = vld1q_s16_x4(&gammas_0[96]);
     const int16x8_t gamma_6 = g_3.val[0];
     const int16x8_t gammaqinv_6 = g_3.val[1];
     const int16x8_t b_6 = vld1q_s16(&b[112]);
     const int16x8_t gb_6 = nttgen_mlkem_neon_shoupmul(b_6, gamma_6, gammaqinv_6);
-    const int16x8_t red_6 = nttgen_mlkem_neon_barrett(gb_6);
+    const int16x8_t red_6 = nttgen_mlkem_neon_barrett_coarse(gb_6);
     vst1q_s16(&cache[48], red_6);
     const int16x8_t gamma_7 = g_3.val[2];
     const int16x8_t gammaqinv_7 = g_3.val[3];
     const int16x8_t b_7 = vld1q_s16(&b[120]);
     const int16x8_t gb_7 = nttgen_mlkem_neon_shoupmul(b_7, gamma_7, gammaqinv_7);
-    const int16x8_t red_7 = nttgen_mlkem_neon_barrett(gb_7);
+    const int16x8_t red_7 = nttgen_mlkem_neon_barrett_coarse(gb_7);
     vst1q_s16(&cache[56], red_7);
     const int16x8x4_t g_4 = vld1q_s16_x4(&gammas_0[128]);
     const int16x8_t gamma_8 = g_4.val[0];
     const int16x8_t gammaqinv_8 = g_4.val[1];
     const int16x8_t b_8 = vld1q_s16(&b[144]);
     const int16x8_t gb_8 = nttgen_mlkem_neon_shoupmul(b_8, gamma_8, gammaqinv_8);
-    const int16x8_t red_8 = nttgen_mlkem_neon_barrett(gb_8);
+    const int16x8_t red_8 = nttgen_mlkem_neon_barrett_coarse(gb_8);
     vst1q_s16(&cache[64], red_8);
     const int16x8_t gamma_9 = g_4.val[2];
     const int16x8_t gammaqinv_9 = g_4.val[3];
     const int16x8_t b_9 = vld1q_s16(&b[152]);
     const int16x8_t gb_9 = nttgen_mlkem_neon_shoupmul(b_9, gamma_9, gammaqinv_9);
-    const int16x8_t red_9 = nttgen_mlkem_neon_barrett(gb_9);
+    const int16x8_t red_9 = nttgen_mlkem_neon_barrett_coarse(gb_9);
     vst1q_s16(&cache[72], red_9);
     const int16x8x4_t g_5 = vld1q_s16_x4(&gammas_0[160]);
     const int16x8_t gamma_10 = g_5.val[0];
     const int16x8_t gammaqinv_10 = g_5.val[1];
     const int16x8_t b_10 = vld1q_s16(&b[176]);
     const int16x8_t gb_10 = nttgen_mlkem_neon_shoupmul(b_10, gamma_10, gammaqinv_10);
-    const int16x8_t red_10 = nttgen_mlkem_neon_barrett(gb_10);
+    const int16x8_t red_10 = nttgen_mlkem_neon_barrett_coarse(gb_10);
     vst1q_s16(&cache[80], red_10);
     const int16x8_t gamma_11 = g_5.val[2];
     const int16x8_t gammaqinv_11 = g_5.val[3];
     const int16x8_t b_11 = vld1q_s16(&b[184]);
     const int16x8_t gb_11 = nttgen_mlkem_neon_shoupmul(b_11, gamma_11, gammaqinv_11);
-    const int16x8_t red_11 = nttgen_mlkem_neon_barrett(gb_11);
+    const int16x8_t red_11 = nttgen_mlkem_neon_barrett_coarse(gb_11);
     vst1q_s16(&cache[88], red_11);
     const int16x8x4_t g_6 = vld1q_s16_x4(&gammas_0[192]);
     const int16x8_t gamma_12 = g_6.val[0];
     const int16x8_t gammaqinv_12 = g_6.val[1];
     const int16x8_t b_12 = vld1q_s16(&b[208]);
     const int16x8_t gb_12 = nttgen_mlkem_neon_shoupmul(b_12, gamma_12, gammaqinv_12);
-    const int16x8_t red_12 = nttgen_mlkem_neon_barrett(gb_12);
+    const int16x8_t red_12 = nttgen_mlkem_neon_barrett_coarse(gb_12);
     vst1q_s16(&cache[96], red_12);
     const int16x8_t gamma_13 = g_6.val[2];
     const int16x8_t gammaqinv_13 = g_6.val[3];
     const int16x8_t b_13 = vld1q_s16(&b[216]);
     const int16x8_t gb_13 = nttgen_mlkem_neon_shoupmul(b_13, gamma_13, gammaqinv_13);
-    const int16x8_t red_13 = nttgen_mlkem_neon_barrett(gb_13);
+    const int16x8_t red_13 = nttgen_mlkem_neon_barrett_coarse(gb_13);
     vst1q_s16(&cache[104], red_13);
     const int16x8x4_t g_7 = vld1q_s16_x4(&gammas_0[224]);
     const int16x8_t gamma_14 = g_7.val[0];
     const int16x8_t gammaqinv_14 = g_7.val[1];
     const int16x8_t b_14 = vld1q_s16(&b[240]);
     const int16x8_t gb_14 = nttgen_mlkem_neon_shoupmul(b_14, gamma_14, gammaqinv_14);
-    const int16x8_t red_14 = nttgen_mlkem_neon_barrett(gb_14);
+    const int16x8_t red_14 = nttgen_mlkem_neon_barrett_coarse(gb_14);
     vst1q_s16(&cache[112], red_14);
     const int16x8_t gamma_15 = g_7.val[2];
     const int16x8_t gammaqinv_15 = g_7.val[3];
     const int16x8_t b_15 = vld1q_s16(&b[248]);
     const int16x8_t gb_15 = nttgen_mlkem_neon_shoupmul(b_15, gamma_15, gammaqinv_15);
-    const int16x8_t red_15 = nttgen_mlkem_neon_barrett(gb_15);
+    const int16x8_t red_15 = nttgen_mlkem_neon_barrett_coarse(gb_15);
     vst1q_s16(&cache[120], red_15);
 #ifdef NTTGEN_DEBUG
-    nttgen_mlkem_neon_assert_range(cache, 128, -1664, 1664);
+    nttgen_mlkem_neon_assert_range(cache, 128, -1690, 1638);
 #endif
 }
 
@@ -2123,8 +2132,8 @@ void nttgen_mlkem_neon_basemul_acc_cached(int16_t r[256], const int16_t *a, cons
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[256]: on entry in [-11556, 11558], on exit in [-924, 4253]
- * Ops per call: load 192, store 64, add 112, sub 112, shoupmul 128, barrett 16, shuffle 48
+ * a[256]: on entry in [-11556, 11558], on exit in [-953, 4282]
+ * Ops per call: load 192, store 64, add 112, sub 112, shoupmul 128, barrett_coarse 16, shuffle 48
  */
 void nttgen_mlkem_neon_intt(int16_t a[256]) {
     const int16_t *zetas_dit_0 = nttgen_mlkem_neon_intt_zetas_dit;
@@ -2298,35 +2307,35 @@ part_1:;
     const int16x8_t x_110 = vaddq_s16(x_87, t_15);
     const int16x8_t x_111 = vsubq_s16(x_87, t_15);
     const int16x8_t t_16 = nttgen_mlkem_neon_shoupmul(x_104, zeta_2, zetaqinv_2);
-    const int16x8_t red_0 = nttgen_mlkem_neon_barrett(x_96);
+    const int16x8_t red_0 = nttgen_mlkem_neon_barrett_coarse(x_96);
     const int16x8_t x_112 = vaddq_s16(red_0, t_16);
     const int16x8_t x_113 = vsubq_s16(red_0, t_16);
     const int16x8_t t_17 = nttgen_mlkem_neon_shoupmul(x_106, zeta_2, zetaqinv_2);
-    const int16x8_t red_1 = nttgen_mlkem_neon_barrett(x_98);
+    const int16x8_t red_1 = nttgen_mlkem_neon_barrett_coarse(x_98);
     const int16x8_t x_114 = vaddq_s16(red_1, t_17);
     const int16x8_t x_115 = vsubq_s16(red_1, t_17);
     const int16x8_t t_18 = nttgen_mlkem_neon_shoupmul(x_108, zeta_2, zetaqinv_2);
-    const int16x8_t red_2 = nttgen_mlkem_neon_barrett(x_100);
+    const int16x8_t red_2 = nttgen_mlkem_neon_barrett_coarse(x_100);
     const int16x8_t x_116 = vaddq_s16(red_2, t_18);
     const int16x8_t x_117 = vsubq_s16(red_2, t_18);
     const int16x8_t t_19 = nttgen_mlkem_neon_shoupmul(x_110, zeta_2, zetaqinv_2);
-    const int16x8_t red_3 = nttgen_mlkem_neon_barrett(x_102);
+    const int16x8_t red_3 = nttgen_mlkem_neon_barrett_coarse(x_102);
     const int16x8_t x_118 = vaddq_s16(red_3, t_19);
     const int16x8_t x_119 = vsubq_s16(red_3, t_19);
     const int16x8_t t_20 = nttgen_mlkem_neon_shoupmul(x_105, zeta_3, zetaqinv_3);
-    const int16x8_t red_4 = nttgen_mlkem_neon_barrett(x_97);
+    const int16x8_t red_4 = nttgen_mlkem_neon_barrett_coarse(x_97);
     const int16x8_t x_120 = vaddq_s16(red_4, t_20);
     const int16x8_t x_121 = vsubq_s16(red_4, t_20);
     const int16x8_t t_21 = nttgen_mlkem_neon_shoupmul(x_107, zeta_3, zetaqinv_3);
-    const int16x8_t red_5 = nttgen_mlkem_neon_barrett(x_99);
+    const int16x8_t red_5 = nttgen_mlkem_neon_barrett_coarse(x_99);
     const int16x8_t x_122 = vaddq_s16(red_5, t_21);
     const int16x8_t x_123 = vsubq_s16(red_5, t_21);
     const int16x8_t t_22 = nttgen_mlkem_neon_shoupmul(x_109, zeta_3, zetaqinv_3);
-    const int16x8_t red_6 = nttgen_mlkem_neon_barrett(x_101);
+    const int16x8_t red_6 = nttgen_mlkem_neon_barrett_coarse(x_101);
     const int16x8_t x_124 = vaddq_s16(red_6, t_22);
     const int16x8_t x_125 = vsubq_s16(red_6, t_22);
     const int16x8_t t_23 = nttgen_mlkem_neon_shoupmul(x_111, zeta_3, zetaqinv_3);
-    const int16x8_t red_7 = nttgen_mlkem_neon_barrett(x_103);
+    const int16x8_t red_7 = nttgen_mlkem_neon_barrett_coarse(x_103);
     const int16x8_t x_126 = vaddq_s16(red_7, t_23);
     const int16x8_t x_127 = vsubq_s16(red_7, t_23);
     const int16x8_t t_24 = nttgen_mlkem_neon_shoupmul(x_116, zeta_4, zetaqinv_4);
@@ -2526,35 +2535,35 @@ part_3:;
     const int16x8_t x_270 = vaddq_s16(x_247, t_55);
     const int16x8_t x_271 = vsubq_s16(x_247, t_55);
     const int16x8_t t_56 = nttgen_mlkem_neon_shoupmul(x_264, zeta_2, zetaqinv_2);
-    const int16x8_t red_8 = nttgen_mlkem_neon_barrett(x_256);
+    const int16x8_t red_8 = nttgen_mlkem_neon_barrett_coarse(x_256);
     const int16x8_t x_272 = vaddq_s16(red_8, t_56);
     const int16x8_t x_273 = vsubq_s16(red_8, t_56);
     const int16x8_t t_57 = nttgen_mlkem_neon_shoupmul(x_266, zeta_2, zetaqinv_2);
-    const int16x8_t red_9 = nttgen_mlkem_neon_barrett(x_258);
+    const int16x8_t red_9 = nttgen_mlkem_neon_barrett_coarse(x_258);
     const int16x8_t x_274 = vaddq_s16(red_9, t_57);
     const int16x8_t x_275 = vsubq_s16(red_9, t_57);
     const int16x8_t t_58 = nttgen_mlkem_neon_shoupmul(x_268, zeta_2, zetaqinv_2);
-    const int16x8_t red_10 = nttgen_mlkem_neon_barrett(x_260);
+    const int16x8_t red_10 = nttgen_mlkem_neon_barrett_coarse(x_260);
     const int16x8_t x_276 = vaddq_s16(red_10, t_58);
     const int16x8_t x_277 = vsubq_s16(red_10, t_58);
     const int16x8_t t_59 = nttgen_mlkem_neon_shoupmul(x_270, zeta_2, zetaqinv_2);
-    const int16x8_t red_11 = nttgen_mlkem_neon_barrett(x_262);
+    const int16x8_t red_11 = nttgen_mlkem_neon_barrett_coarse(x_262);
     const int16x8_t x_278 = vaddq_s16(red_11, t_59);
     const int16x8_t x_279 = vsubq_s16(red_11, t_59);
     const int16x8_t t_60 = nttgen_mlkem_neon_shoupmul(x_265, zeta_3, zetaqinv_3);
-    const int16x8_t red_12 = nttgen_mlkem_neon_barrett(x_257);
+    const int16x8_t red_12 = nttgen_mlkem_neon_barrett_coarse(x_257);
     const int16x8_t x_280 = vaddq_s16(red_12, t_60);
     const int16x8_t x_281 = vsubq_s16(red_12, t_60);
     const int16x8_t t_61 = nttgen_mlkem_neon_shoupmul(x_267, zeta_3, zetaqinv_3);
-    const int16x8_t red_13 = nttgen_mlkem_neon_barrett(x_259);
+    const int16x8_t red_13 = nttgen_mlkem_neon_barrett_coarse(x_259);
     const int16x8_t x_282 = vaddq_s16(red_13, t_61);
     const int16x8_t x_283 = vsubq_s16(red_13, t_61);
     const int16x8_t t_62 = nttgen_mlkem_neon_shoupmul(x_269, zeta_3, zetaqinv_3);
-    const int16x8_t red_14 = nttgen_mlkem_neon_barrett(x_261);
+    const int16x8_t red_14 = nttgen_mlkem_neon_barrett_coarse(x_261);
     const int16x8_t x_284 = vaddq_s16(red_14, t_62);
     const int16x8_t x_285 = vsubq_s16(red_14, t_62);
     const int16x8_t t_63 = nttgen_mlkem_neon_shoupmul(x_271, zeta_3, zetaqinv_3);
-    const int16x8_t red_15 = nttgen_mlkem_neon_barrett(x_263);
+    const int16x8_t red_15 = nttgen_mlkem_neon_barrett_coarse(x_263);
     const int16x8_t x_286 = vaddq_s16(red_15, t_63);
     const int16x8_t x_287 = vsubq_s16(red_15, t_63);
     const int16x8_t t_64 = nttgen_mlkem_neon_shoupmul(x_276, zeta_4, zetaqinv_4);
@@ -2867,7 +2876,7 @@ part_5:;
     const int16x8_t x_415 = nttgen_mlkem_neon_shoupmul(x_399, tw_31, twqinv_31);
     vst1q_s16(&a[248], x_415);
 #ifdef NTTGEN_DEBUG
-    nttgen_mlkem_neon_assert_range(a, 256, -924, 4253);
+    nttgen_mlkem_neon_assert_range(a, 256, -953, 4282);
 #endif
 }
 
@@ -3192,8 +3201,8 @@ void nttgen_mlkem_neon_from_standard(int16_t a[256]) {
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta, in [0, q)
  * a[256]: on entry in [-11556, 11558], on exit in [0, 3328]
- * Ops per call: load 192, store 64, add 112, sub 112, shoupmul 128, barrett 48, cond_add_q 32,
- *   shuffle 48
+ * Ops per call: load 192, store 64, add 112, sub 112, shoupmul 128, barrett 32, barrett_coarse 16,
+ *   cond_add_q 32, shuffle 48
  */
 static NTTGEN_NOINLINE void nttgen_mlkem_neon_intt_reduce(int16_t a[256]) {
     const int16_t *zetas_dit_0 = nttgen_mlkem_neon_intt_zetas_dit;
@@ -3367,35 +3376,35 @@ part_1:;
     const int16x8_t x_110 = vaddq_s16(x_87, t_15);
     const int16x8_t x_111 = vsubq_s16(x_87, t_15);
     const int16x8_t t_16 = nttgen_mlkem_neon_shoupmul(x_104, zeta_2, zetaqinv_2);
-    const int16x8_t red_0 = nttgen_mlkem_neon_barrett(x_96);
+    const int16x8_t red_0 = nttgen_mlkem_neon_barrett_coarse(x_96);
     const int16x8_t x_112 = vaddq_s16(red_0, t_16);
     const int16x8_t x_113 = vsubq_s16(red_0, t_16);
     const int16x8_t t_17 = nttgen_mlkem_neon_shoupmul(x_106, zeta_2, zetaqinv_2);
-    const int16x8_t red_1 = nttgen_mlkem_neon_barrett(x_98);
+    const int16x8_t red_1 = nttgen_mlkem_neon_barrett_coarse(x_98);
     const int16x8_t x_114 = vaddq_s16(red_1, t_17);
     const int16x8_t x_115 = vsubq_s16(red_1, t_17);
     const int16x8_t t_18 = nttgen_mlkem_neon_shoupmul(x_108, zeta_2, zetaqinv_2);
-    const int16x8_t red_2 = nttgen_mlkem_neon_barrett(x_100);
+    const int16x8_t red_2 = nttgen_mlkem_neon_barrett_coarse(x_100);
     const int16x8_t x_116 = vaddq_s16(red_2, t_18);
     const int16x8_t x_117 = vsubq_s16(red_2, t_18);
     const int16x8_t t_19 = nttgen_mlkem_neon_shoupmul(x_110, zeta_2, zetaqinv_2);
-    const int16x8_t red_3 = nttgen_mlkem_neon_barrett(x_102);
+    const int16x8_t red_3 = nttgen_mlkem_neon_barrett_coarse(x_102);
     const int16x8_t x_118 = vaddq_s16(red_3, t_19);
     const int16x8_t x_119 = vsubq_s16(red_3, t_19);
     const int16x8_t t_20 = nttgen_mlkem_neon_shoupmul(x_105, zeta_3, zetaqinv_3);
-    const int16x8_t red_4 = nttgen_mlkem_neon_barrett(x_97);
+    const int16x8_t red_4 = nttgen_mlkem_neon_barrett_coarse(x_97);
     const int16x8_t x_120 = vaddq_s16(red_4, t_20);
     const int16x8_t x_121 = vsubq_s16(red_4, t_20);
     const int16x8_t t_21 = nttgen_mlkem_neon_shoupmul(x_107, zeta_3, zetaqinv_3);
-    const int16x8_t red_5 = nttgen_mlkem_neon_barrett(x_99);
+    const int16x8_t red_5 = nttgen_mlkem_neon_barrett_coarse(x_99);
     const int16x8_t x_122 = vaddq_s16(red_5, t_21);
     const int16x8_t x_123 = vsubq_s16(red_5, t_21);
     const int16x8_t t_22 = nttgen_mlkem_neon_shoupmul(x_109, zeta_3, zetaqinv_3);
-    const int16x8_t red_6 = nttgen_mlkem_neon_barrett(x_101);
+    const int16x8_t red_6 = nttgen_mlkem_neon_barrett_coarse(x_101);
     const int16x8_t x_124 = vaddq_s16(red_6, t_22);
     const int16x8_t x_125 = vsubq_s16(red_6, t_22);
     const int16x8_t t_23 = nttgen_mlkem_neon_shoupmul(x_111, zeta_3, zetaqinv_3);
-    const int16x8_t red_7 = nttgen_mlkem_neon_barrett(x_103);
+    const int16x8_t red_7 = nttgen_mlkem_neon_barrett_coarse(x_103);
     const int16x8_t x_126 = vaddq_s16(red_7, t_23);
     const int16x8_t x_127 = vsubq_s16(red_7, t_23);
     const int16x8_t t_24 = nttgen_mlkem_neon_shoupmul(x_116, zeta_4, zetaqinv_4);
@@ -3595,35 +3604,35 @@ part_3:;
     const int16x8_t x_270 = vaddq_s16(x_247, t_55);
     const int16x8_t x_271 = vsubq_s16(x_247, t_55);
     const int16x8_t t_56 = nttgen_mlkem_neon_shoupmul(x_264, zeta_2, zetaqinv_2);
-    const int16x8_t red_8 = nttgen_mlkem_neon_barrett(x_256);
+    const int16x8_t red_8 = nttgen_mlkem_neon_barrett_coarse(x_256);
     const int16x8_t x_272 = vaddq_s16(red_8, t_56);
     const int16x8_t x_273 = vsubq_s16(red_8, t_56);
     const int16x8_t t_57 = nttgen_mlkem_neon_shoupmul(x_266, zeta_2, zetaqinv_2);
-    const int16x8_t red_9 = nttgen_mlkem_neon_barrett(x_258);
+    const int16x8_t red_9 = nttgen_mlkem_neon_barrett_coarse(x_258);
     const int16x8_t x_274 = vaddq_s16(red_9, t_57);
     const int16x8_t x_275 = vsubq_s16(red_9, t_57);
     const int16x8_t t_58 = nttgen_mlkem_neon_shoupmul(x_268, zeta_2, zetaqinv_2);
-    const int16x8_t red_10 = nttgen_mlkem_neon_barrett(x_260);
+    const int16x8_t red_10 = nttgen_mlkem_neon_barrett_coarse(x_260);
     const int16x8_t x_276 = vaddq_s16(red_10, t_58);
     const int16x8_t x_277 = vsubq_s16(red_10, t_58);
     const int16x8_t t_59 = nttgen_mlkem_neon_shoupmul(x_270, zeta_2, zetaqinv_2);
-    const int16x8_t red_11 = nttgen_mlkem_neon_barrett(x_262);
+    const int16x8_t red_11 = nttgen_mlkem_neon_barrett_coarse(x_262);
     const int16x8_t x_278 = vaddq_s16(red_11, t_59);
     const int16x8_t x_279 = vsubq_s16(red_11, t_59);
     const int16x8_t t_60 = nttgen_mlkem_neon_shoupmul(x_265, zeta_3, zetaqinv_3);
-    const int16x8_t red_12 = nttgen_mlkem_neon_barrett(x_257);
+    const int16x8_t red_12 = nttgen_mlkem_neon_barrett_coarse(x_257);
     const int16x8_t x_280 = vaddq_s16(red_12, t_60);
     const int16x8_t x_281 = vsubq_s16(red_12, t_60);
     const int16x8_t t_61 = nttgen_mlkem_neon_shoupmul(x_267, zeta_3, zetaqinv_3);
-    const int16x8_t red_13 = nttgen_mlkem_neon_barrett(x_259);
+    const int16x8_t red_13 = nttgen_mlkem_neon_barrett_coarse(x_259);
     const int16x8_t x_282 = vaddq_s16(red_13, t_61);
     const int16x8_t x_283 = vsubq_s16(red_13, t_61);
     const int16x8_t t_62 = nttgen_mlkem_neon_shoupmul(x_269, zeta_3, zetaqinv_3);
-    const int16x8_t red_14 = nttgen_mlkem_neon_barrett(x_261);
+    const int16x8_t red_14 = nttgen_mlkem_neon_barrett_coarse(x_261);
     const int16x8_t x_284 = vaddq_s16(red_14, t_62);
     const int16x8_t x_285 = vsubq_s16(red_14, t_62);
     const int16x8_t t_63 = nttgen_mlkem_neon_shoupmul(x_271, zeta_3, zetaqinv_3);
-    const int16x8_t red_15 = nttgen_mlkem_neon_barrett(x_263);
+    const int16x8_t red_15 = nttgen_mlkem_neon_barrett_coarse(x_263);
     const int16x8_t x_286 = vaddq_s16(red_15, t_63);
     const int16x8_t x_287 = vsubq_s16(red_15, t_63);
     const int16x8_t t_64 = nttgen_mlkem_neon_shoupmul(x_276, zeta_4, zetaqinv_4);
@@ -4015,7 +4024,7 @@ part_6:;
  * a[256]: on entry in [-3328, 3328]
  * b[256]: on entry in [-3328, 3328]
  * Ops per call: load 668, store 224, add 368, sub 336, mullo 32, montmul 64, shoupmul 368, barrett
- *   112, cond_add_q 32, shuffle 144, const 16
+ *   32, barrett_coarse 80, cond_add_q 32, shuffle 144, const 16
  */
 void nttgen_mlkem_neon_polymul(int16_t r[256], const int16_t a[256], const int16_t b[256]) {
     NTTGEN_ALIGN(64) int16_t a_hat[256];

@@ -17,30 +17,30 @@
  *
  * Functions (input range -> output range; executed ops per call, vector ops):
  *   nttgen_mlkem_neon_ntt: forward NTT, in place
- *       a in [-3328, 3328] -> a in [-1664, 1664]
- *       ops: load 190, store 64, add 112, sub 112, shoupmul 112, barrett 32, shuffle 48
+ *       a in [-3328, 3328] -> a in [-2160, 2160]
+ *       ops: load 190, store 64, add 112, sub 112, shoupmul 112, barrett_coarse 32, shuffle 48
  *       coefficient reductions: 256
  *   nttgen_mlkem_neon_basemul: base multiplication: r = a o b * beta^-1
  *       a in [-16421, 16421], b in [-16421, 16421] -> r in [-11556, 11558]
  *       ops: load 96, store 32, add 32, mullo 32, montmul 64, shoupmul 16, const 16
  *   nttgen_mlkem_neon_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
- *       a in [-16421, 16421], b in [-16421, 16421] -> r in [-1664, 1664]
- *       ops: load 96, store 32, shoupmul 16, barrett 32, madd 32, mredw 32
+ *       a in [-16421, 16421], b in [-16421, 16421] -> r in [-2108, 2108]
+ *       ops: load 96, store 32, shoupmul 16, barrett_coarse 32, madd 32, mredw 32
  *       coefficient reductions: 256
  *   nttgen_mlkem_neon_basemul_cache: multiplication cache of b, for basemul_acc_cached: what every
  *     product by b would recompute (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1 mod
  *     beta)
- *       b in [-16421, 16421] -> cache in [-1664, 1664]
- *       ops: load 48, store 16, shoupmul 16, barrett 16
+ *       b in [-16421, 16421] -> cache in [-1690, 1638]
+ *       ops: load 48, store 16, shoupmul 16, barrett_coarse 16
  *       coefficient reductions: 128
  *   nttgen_mlkem_neon_basemul_acc_cached: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs, given
  *     the caches of the b_i (basemul_cache), stored one after another
  *       a in [-3328, 3328], b in [-16421, 16421], cache in [-2080, 2080] -> r in [-9999, 9999]
  *       ops: load 80, store 32, madd 32, mredw 32
  *   nttgen_mlkem_neon_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-11556, 11558] -> a in [-924, 4253]
- *       ops: load 192, store 64, add 112, sub 112, shoupmul 128, barrett 16, shuffle 48
+ *       a in [-11556, 11558] -> a in [-953, 4282]
+ *       ops: load 192, store 64, add 112, sub 112, shoupmul 128, barrett_coarse 16, shuffle 48
  *       coefficient reductions: 128
  *   nttgen_mlkem_neon_reduce: full reduction, in place: every coefficient to its representative in
  *     [0, q)
@@ -73,8 +73,8 @@
  *       ops: load 32, store 32, shuffle 48
  *   nttgen_mlkem_neon_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-3328, 3328], b in [-3328, 3328] -> r in [0, 3328]
- *       ops: load 668, store 224, add 368, sub 336, mullo 32, montmul 64, shoupmul 368, barrett
- *         112, cond_add_q 32, shuffle 144, const 16
+ *       ops: load 668, store 224, add 368, sub 336, mullo 32, montmul 64, shoupmul 368, barrett 32,
+ *         barrett_coarse 80, cond_add_q 32, shuffle 144, const 16
  *       coefficient reductions: 896
  */
 #ifndef NTTGEN_MLKEM_NEON_H
@@ -96,8 +96,8 @@ extern "C" {
  *
  * Input:  a: coefficients in the standard order (index i holds the coefficient of x^i)
  * Output: a: NTT domain in this ISA's native order (normal domain, not reduced)
- * a[256]: on entry in [-3328, 3328], on exit in [-1664, 1664]
- * Ops per call: load 190, store 64, add 112, sub 112, shoupmul 112, barrett 32, shuffle 48
+ * a[256]: on entry in [-3328, 3328], on exit in [-2160, 2160]
+ * Ops per call: load 190, store 64, add 112, sub 112, shoupmul 112, barrett_coarse 32, shuffle 48
  */
 void nttgen_mlkem_neon_ntt(int16_t a[256]);
 
@@ -118,11 +118,11 @@ void nttgen_mlkem_neon_basemul(int16_t r[256], const int16_t a[256], const int16
  *
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[256]: on exit in [-1664, 1664]
+ * r[256]: on exit in [-2108, 2108]
  * a[256 x k]: on entry in [-16421, 16421]
  * b[256 x k]: on entry in [-16421, 16421]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 96, store 32, shoupmul 16, barrett 32, madd 32, mredw 32
+ * Ops per call: load 96, store 32, shoupmul 16, barrett_coarse 32, madd 32, mredw 32
  */
 void nttgen_mlkem_neon_basemul_acc(int16_t r[256], const int16_t *a, const int16_t *b, size_t k);
 
@@ -132,9 +132,9 @@ void nttgen_mlkem_neon_basemul_acc(int16_t r[256], const int16_t *a, const int16
  *
  * Input:  b: NTT domain, native order
  * Output: cache: this ISA's layout (n/2 entries for degree-2 factors, n for a complete NTT)
- * cache[128]: on exit in [-1664, 1664]
+ * cache[128]: on exit in [-1690, 1638]
  * b[256]: on entry in [-16421, 16421]
- * Ops per call: load 48, store 16, shoupmul 16, barrett 16
+ * Ops per call: load 48, store 16, shoupmul 16, barrett_coarse 16
  */
 void nttgen_mlkem_neon_basemul_cache(int16_t cache[128], const int16_t b[256]);
 
@@ -159,8 +159,8 @@ void nttgen_mlkem_neon_basemul_acc_cached(int16_t r[256], const int16_t *a, cons
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[256]: on entry in [-11556, 11558], on exit in [-924, 4253]
- * Ops per call: load 192, store 64, add 112, sub 112, shoupmul 128, barrett 16, shuffle 48
+ * a[256]: on entry in [-11556, 11558], on exit in [-953, 4282]
+ * Ops per call: load 192, store 64, add 112, sub 112, shoupmul 128, barrett_coarse 16, shuffle 48
  */
 void nttgen_mlkem_neon_intt(int16_t a[256]);
 
@@ -243,7 +243,7 @@ void nttgen_mlkem_neon_from_standard(int16_t a[256]);
  * a[256]: on entry in [-3328, 3328]
  * b[256]: on entry in [-3328, 3328]
  * Ops per call: load 668, store 224, add 368, sub 336, mullo 32, montmul 64, shoupmul 368, barrett
- *   112, cond_add_q 32, shuffle 144, const 16
+ *   32, barrett_coarse 80, cond_add_q 32, shuffle 144, const 16
  */
 void nttgen_mlkem_neon_polymul(int16_t r[256], const int16_t a[256], const int16_t b[256]);
 

@@ -24,8 +24,8 @@
  *       ops: load 48, store 16, add 16, mullo 16, montmul 40, const 8
  *   nttgen_mlkem_rvv128_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
- *       a in [-16421, 16421], b in [-16421, 16421] -> r in [-1664, 1664]
- *       ops: load 48, store 16, montmul 8, barrett 16, madd 16, mredw 16
+ *       a in [-16421, 16421], b in [-16421, 16421] -> r in [-2108, 2108]
+ *       ops: load 48, store 16, montmul 8, barrett_coarse 16, madd 16, mredw 16
  *       coefficient reductions: 256
  *   nttgen_mlkem_rvv128_basemul_cache: multiplication cache of b, for basemul_acc_cached: what
  *     every product by b would recompute (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1
@@ -37,8 +37,8 @@
  *       a in [-3328, 3328], b in [-16421, 16421], cache in [-2080, 2080] -> r in [-9999, 9999]
  *       ops: load 40, store 16, madd 16, mredw 16
  *   nttgen_mlkem_rvv128_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-11556, 11558] -> a in [-1810, 1810]
- *       ops: load 116, store 16, scatter 32, add 56, sub 56, montmul 60, barrett 12
+ *       a in [-11556, 11558] -> a in [-1823, 1823]
+ *       ops: load 116, store 16, scatter 32, add 56, sub 56, montmul 60, barrett_coarse 12
  *       coefficient reductions: 192
  *   nttgen_mlkem_rvv128_reduce: full reduction, in place: every coefficient to its representative
  *     in [0, q)
@@ -72,7 +72,7 @@
  *   nttgen_mlkem_rvv128_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-3328, 3328], b in [-3328, 3328] -> r in [0, 3328]
  *       ops: load 296, gather 64, store 128, scatter 32, add 184, sub 168, mullo 16, montmul 212,
- *         barrett 12, cond_add_q 16, const 8
+ *         barrett_coarse 12, cond_add_q 16, const 8
  *       coefficient reductions: 192
  */
 #if !defined(NTTGEN_NO_ISA_CHECK) && !defined(__riscv_vector)
@@ -144,6 +144,15 @@ static inline vint16m2_t nttgen_mlkem_rvv128_montmul_vx(vint16m2_t a, int16_t z,
 static inline vint16m2_t nttgen_mlkem_rvv128_barrett(vint16m2_t a, size_t vl) {
     const vint16m2_t t =
         __riscv_vssra_vx_i16m2(__riscv_vmulh_vx_i16m2(a, 20159, vl), 10, __RISCV_VXRM_RNU, vl);
+    return __riscv_vnmsac_vx_i16m2(a, 3329, t, vl);
+}
+
+/*
+ * Barrett reduction by one rounding high product: t = round(a*10 / 2^15) by vsmul
+ * with round-to-nearest-up, then a - t*q by vnmsac: congruent to a, in a wider range than barrett.
+ */
+static inline vint16m2_t nttgen_mlkem_rvv128_barrett_coarse(vint16m2_t a, size_t vl) {
+    const vint16m2_t t = __riscv_vsmul_vx_i16m2(a, 10, __RISCV_VXRM_RNU, vl);
     return __riscv_vnmsac_vx_i16m2(a, 3329, t, vl);
 }
 
@@ -681,11 +690,11 @@ part_1:;
  *
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[256]: on exit in [-1664, 1664]
+ * r[256]: on exit in [-2108, 2108]
  * a[256 x k]: on entry in [-16421, 16421]
  * b[256 x k]: on entry in [-16421, 16421]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 48, store 16, montmul 8, barrett 16, madd 16, mredw 16
+ * Ops per call: load 48, store 16, montmul 8, barrett_coarse 16, madd 16, mredw 16
  */
 void nttgen_mlkem_rvv128_basemul_acc(int16_t r[256], const int16_t *a, const int16_t *b, size_t k) {
     const int16_t *const gammas_0 = nttgen_mlkem_rvv128_basemul_gammas;
@@ -770,21 +779,21 @@ void nttgen_mlkem_rvv128_basemul_acc(int16_t r[256], const int16_t *a, const int
                 }
                 const vint16m2_t r_2 = nttgen_mlkem_rvv128_mredw(w_10, 16);
                 const vint16m2_t r_3 = nttgen_mlkem_rvv128_mredw(w_11, 16);
-                const vint16m2_t red_0 = nttgen_mlkem_rvv128_barrett(acc_0, 16);
+                const vint16m2_t red_0 = nttgen_mlkem_rvv128_barrett_coarse(acc_0, 16);
                 const vint16m2_t acc_2 = __riscv_vadd_vv_i16m2(red_0, r_2, 16);
                 acc_0 = acc_2;
-                const vint16m2_t red_1 = nttgen_mlkem_rvv128_barrett(acc_1, 16);
+                const vint16m2_t red_1 = nttgen_mlkem_rvv128_barrett_coarse(acc_1, 16);
                 const vint16m2_t acc_3 = __riscv_vadd_vv_i16m2(red_1, r_3, 16);
                 acc_1 = acc_3;
             }
-            const vint16m2_t red_2 = nttgen_mlkem_rvv128_barrett(acc_0, 16);
-            const vint16m2_t red_3 = nttgen_mlkem_rvv128_barrett(acc_1, 16);
+            const vint16m2_t red_2 = nttgen_mlkem_rvv128_barrett_coarse(acc_0, 16);
+            const vint16m2_t red_3 = nttgen_mlkem_rvv128_barrett_coarse(acc_1, 16);
             __riscv_vse16_v_i16m2(&r[i_0 * 64 + i_1 * 16], red_2, 16);
             __riscv_vse16_v_i16m2(&r[i_0 * 64 + i_1 * 16] + 32, red_3, 16);
         }
     }
 #ifdef NTTGEN_DEBUG
-    nttgen_mlkem_rvv128_assert_range(r, 256, -1664, 1664);
+    nttgen_mlkem_rvv128_assert_range(r, 256, -2108, 2108);
 #endif
 }
 
@@ -965,8 +974,8 @@ void nttgen_mlkem_rvv128_basemul_acc_cached(int16_t r[256], const int16_t *a, co
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[256]: on entry in [-11556, 11558], on exit in [-1810, 1810]
- * Ops per call: load 116, store 16, scatter 32, add 56, sub 56, montmul 60, barrett 12
+ * a[256]: on entry in [-11556, 11558], on exit in [-1823, 1823]
+ * Ops per call: load 116, store 16, scatter 32, add 56, sub 56, montmul 60, barrett_coarse 12
  */
 void nttgen_mlkem_rvv128_intt(int16_t a[256]) {
     const vuint16m2_t lanes_at_0 = __riscv_vor_vv_u16m2(
@@ -1000,13 +1009,13 @@ void nttgen_mlkem_rvv128_intt(int16_t a[256]) {
         const vint16m2_t x_13 = __riscv_vsub_vv_i16m2(x_4, x_6, 16);
         const vint16m2_t x_14 = __riscv_vadd_vv_i16m2(x_5, x_7, 16);
         const vint16m2_t x_15 = __riscv_vsub_vv_i16m2(x_5, x_7, 16);
-        const vint16m2_t red_0 = nttgen_mlkem_rvv128_barrett(x_10, 16);
+        const vint16m2_t red_0 = nttgen_mlkem_rvv128_barrett_coarse(x_10, 16);
         const vint16m2_t x_16 = __riscv_vadd_vv_i16m2(x_8, red_0, 16);
         const vint16m2_t x_17 = __riscv_vsub_vv_i16m2(x_8, red_0, 16);
         const vint16m2_t t_0 = nttgen_mlkem_rvv128_montmul_vx(x_11, zeta_0, zetaqinv_0, 16);
         const vint16m2_t x_18 = __riscv_vadd_vv_i16m2(x_9, t_0, 16);
         const vint16m2_t x_19 = __riscv_vsub_vv_i16m2(x_9, t_0, 16);
-        const vint16m2_t red_1 = nttgen_mlkem_rvv128_barrett(x_14, 16);
+        const vint16m2_t red_1 = nttgen_mlkem_rvv128_barrett_coarse(x_14, 16);
         const vint16m2_t x_20 = __riscv_vadd_vv_i16m2(x_12, red_1, 16);
         const vint16m2_t x_21 = __riscv_vsub_vv_i16m2(x_12, red_1, 16);
         const vint16m2_t t_1 = nttgen_mlkem_rvv128_montmul_vx(x_15, zeta_0, zetaqinv_0, 16);
@@ -1087,19 +1096,19 @@ void nttgen_mlkem_rvv128_intt(int16_t a[256]) {
         const vint16m2_t x_50 = __riscv_vadd_vv_i16m2(x_39, t_9, 16);
         const vint16m2_t x_51 = __riscv_vsub_vv_i16m2(x_39, t_9, 16);
         const vint16m2_t t_10 = nttgen_mlkem_rvv128_montmul(x_48, zeta_5, zetaqinv_5, 16);
-        const vint16m2_t red_2 = nttgen_mlkem_rvv128_barrett(x_44, 16);
+        const vint16m2_t red_2 = nttgen_mlkem_rvv128_barrett_coarse(x_44, 16);
         const vint16m2_t x_52 = __riscv_vadd_vv_i16m2(red_2, t_10, 16);
         const vint16m2_t x_53 = __riscv_vsub_vv_i16m2(red_2, t_10, 16);
         const vint16m2_t t_11 = nttgen_mlkem_rvv128_montmul(x_50, zeta_5, zetaqinv_5, 16);
-        const vint16m2_t red_3 = nttgen_mlkem_rvv128_barrett(x_46, 16);
+        const vint16m2_t red_3 = nttgen_mlkem_rvv128_barrett_coarse(x_46, 16);
         const vint16m2_t x_54 = __riscv_vadd_vv_i16m2(red_3, t_11, 16);
         const vint16m2_t x_55 = __riscv_vsub_vv_i16m2(red_3, t_11, 16);
         const vint16m2_t t_12 = nttgen_mlkem_rvv128_montmul(x_49, zeta_6, zetaqinv_6, 16);
-        const vint16m2_t red_4 = nttgen_mlkem_rvv128_barrett(x_45, 16);
+        const vint16m2_t red_4 = nttgen_mlkem_rvv128_barrett_coarse(x_45, 16);
         const vint16m2_t x_56 = __riscv_vadd_vv_i16m2(red_4, t_12, 16);
         const vint16m2_t x_57 = __riscv_vsub_vv_i16m2(red_4, t_12, 16);
         const vint16m2_t t_13 = nttgen_mlkem_rvv128_montmul(x_51, zeta_6, zetaqinv_6, 16);
-        const vint16m2_t red_5 = nttgen_mlkem_rvv128_barrett(x_47, 16);
+        const vint16m2_t red_5 = nttgen_mlkem_rvv128_barrett_coarse(x_47, 16);
         const vint16m2_t x_58 = __riscv_vadd_vv_i16m2(red_5, t_13, 16);
         const vint16m2_t x_59 = __riscv_vsub_vv_i16m2(red_5, t_13, 16);
         const vint16m2_t t_14 = nttgen_mlkem_rvv128_montmul(x_54, zeta_7, zetaqinv_7, 16);
@@ -1148,7 +1157,7 @@ void nttgen_mlkem_rvv128_intt(int16_t a[256]) {
         __riscv_vse16_v_i16m2(&a[blk_0 * 16] + 224, x_75, 16);
     }
 #ifdef NTTGEN_DEBUG
-    nttgen_mlkem_rvv128_assert_range(a, 256, -1810, 1810);
+    nttgen_mlkem_rvv128_assert_range(a, 256, -1823, 1823);
 #endif
 }
 
@@ -1377,8 +1386,8 @@ void nttgen_mlkem_rvv128_from_standard(int16_t a[256]) {
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta, in [0, q)
  * a[256]: on entry in [-11556, 11558], on exit in [0, 3328]
- * Ops per call: load 116, store 16, scatter 32, add 56, sub 56, montmul 60, barrett 12, cond_add_q
- *   16
+ * Ops per call: load 116, store 16, scatter 32, add 56, sub 56, montmul 60, barrett_coarse 12,
+ *   cond_add_q 16
  */
 static NTTGEN_NOINLINE void nttgen_mlkem_rvv128_intt_reduce(int16_t a[256]) {
     const vuint16m2_t lanes_at_0 = __riscv_vor_vv_u16m2(
@@ -1412,13 +1421,13 @@ static NTTGEN_NOINLINE void nttgen_mlkem_rvv128_intt_reduce(int16_t a[256]) {
         const vint16m2_t x_13 = __riscv_vsub_vv_i16m2(x_4, x_6, 16);
         const vint16m2_t x_14 = __riscv_vadd_vv_i16m2(x_5, x_7, 16);
         const vint16m2_t x_15 = __riscv_vsub_vv_i16m2(x_5, x_7, 16);
-        const vint16m2_t red_0 = nttgen_mlkem_rvv128_barrett(x_10, 16);
+        const vint16m2_t red_0 = nttgen_mlkem_rvv128_barrett_coarse(x_10, 16);
         const vint16m2_t x_16 = __riscv_vadd_vv_i16m2(x_8, red_0, 16);
         const vint16m2_t x_17 = __riscv_vsub_vv_i16m2(x_8, red_0, 16);
         const vint16m2_t t_0 = nttgen_mlkem_rvv128_montmul_vx(x_11, zeta_0, zetaqinv_0, 16);
         const vint16m2_t x_18 = __riscv_vadd_vv_i16m2(x_9, t_0, 16);
         const vint16m2_t x_19 = __riscv_vsub_vv_i16m2(x_9, t_0, 16);
-        const vint16m2_t red_1 = nttgen_mlkem_rvv128_barrett(x_14, 16);
+        const vint16m2_t red_1 = nttgen_mlkem_rvv128_barrett_coarse(x_14, 16);
         const vint16m2_t x_20 = __riscv_vadd_vv_i16m2(x_12, red_1, 16);
         const vint16m2_t x_21 = __riscv_vsub_vv_i16m2(x_12, red_1, 16);
         const vint16m2_t t_1 = nttgen_mlkem_rvv128_montmul_vx(x_15, zeta_0, zetaqinv_0, 16);
@@ -1499,19 +1508,19 @@ static NTTGEN_NOINLINE void nttgen_mlkem_rvv128_intt_reduce(int16_t a[256]) {
         const vint16m2_t x_50 = __riscv_vadd_vv_i16m2(x_39, t_9, 16);
         const vint16m2_t x_51 = __riscv_vsub_vv_i16m2(x_39, t_9, 16);
         const vint16m2_t t_10 = nttgen_mlkem_rvv128_montmul(x_48, zeta_5, zetaqinv_5, 16);
-        const vint16m2_t red_2 = nttgen_mlkem_rvv128_barrett(x_44, 16);
+        const vint16m2_t red_2 = nttgen_mlkem_rvv128_barrett_coarse(x_44, 16);
         const vint16m2_t x_52 = __riscv_vadd_vv_i16m2(red_2, t_10, 16);
         const vint16m2_t x_53 = __riscv_vsub_vv_i16m2(red_2, t_10, 16);
         const vint16m2_t t_11 = nttgen_mlkem_rvv128_montmul(x_50, zeta_5, zetaqinv_5, 16);
-        const vint16m2_t red_3 = nttgen_mlkem_rvv128_barrett(x_46, 16);
+        const vint16m2_t red_3 = nttgen_mlkem_rvv128_barrett_coarse(x_46, 16);
         const vint16m2_t x_54 = __riscv_vadd_vv_i16m2(red_3, t_11, 16);
         const vint16m2_t x_55 = __riscv_vsub_vv_i16m2(red_3, t_11, 16);
         const vint16m2_t t_12 = nttgen_mlkem_rvv128_montmul(x_49, zeta_6, zetaqinv_6, 16);
-        const vint16m2_t red_4 = nttgen_mlkem_rvv128_barrett(x_45, 16);
+        const vint16m2_t red_4 = nttgen_mlkem_rvv128_barrett_coarse(x_45, 16);
         const vint16m2_t x_56 = __riscv_vadd_vv_i16m2(red_4, t_12, 16);
         const vint16m2_t x_57 = __riscv_vsub_vv_i16m2(red_4, t_12, 16);
         const vint16m2_t t_13 = nttgen_mlkem_rvv128_montmul(x_51, zeta_6, zetaqinv_6, 16);
-        const vint16m2_t red_5 = nttgen_mlkem_rvv128_barrett(x_47, 16);
+        const vint16m2_t red_5 = nttgen_mlkem_rvv128_barrett_coarse(x_47, 16);
         const vint16m2_t x_58 = __riscv_vadd_vv_i16m2(red_5, t_13, 16);
         const vint16m2_t x_59 = __riscv_vsub_vv_i16m2(red_5, t_13, 16);
         const vint16m2_t t_14 = nttgen_mlkem_rvv128_montmul(x_54, zeta_7, zetaqinv_7, 16);
@@ -1581,7 +1590,7 @@ static NTTGEN_NOINLINE void nttgen_mlkem_rvv128_intt_reduce(int16_t a[256]) {
  * a[256]: on entry in [-3328, 3328]
  * b[256]: on entry in [-3328, 3328]
  * Ops per call: load 296, gather 64, store 128, scatter 32, add 184, sub 168, mullo 16, montmul
- *   212, barrett 12, cond_add_q 16, const 8
+ *   212, barrett_coarse 12, cond_add_q 16, const 8
  */
 void nttgen_mlkem_rvv128_polymul(int16_t r[256], const int16_t a[256], const int16_t b[256]) {
     NTTGEN_ALIGN(64) int16_t a_hat[256];

@@ -24,8 +24,8 @@
  *       ops: load 24, store 8, add 8, mullo 8, montmul 20, const 4
  *   nttgen_mlkem_rvv256_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
- *       a in [-16421, 16421], b in [-16421, 16421] -> r in [-1664, 1664]
- *       ops: load 24, store 8, montmul 4, barrett 8, madd 8, mredw 8
+ *       a in [-16421, 16421], b in [-16421, 16421] -> r in [-2108, 2108]
+ *       ops: load 24, store 8, montmul 4, barrett_coarse 8, madd 8, mredw 8
  *       coefficient reductions: 256
  *   nttgen_mlkem_rvv256_basemul_cache: multiplication cache of b, for basemul_acc_cached: what
  *     every product by b would recompute (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1
@@ -37,8 +37,8 @@
  *       a in [-3328, 3328], b in [-16421, 16421], cache in [-2080, 2080] -> r in [-9999, 9999]
  *       ops: load 20, store 8, madd 8, mredw 8
  *   nttgen_mlkem_rvv256_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-11556, 11558] -> a in [-1811, 1811]
- *       ops: load 68, store 8, scatter 16, add 28, sub 28, montmul 30, barrett 6
+ *       a in [-11556, 11558] -> a in [-1823, 1823]
+ *       ops: load 68, store 8, scatter 16, add 28, sub 28, montmul 30, barrett_coarse 6
  *       coefficient reductions: 192
  *   nttgen_mlkem_rvv256_reduce: full reduction, in place: every coefficient to its representative
  *     in [0, q)
@@ -72,7 +72,7 @@
  *   nttgen_mlkem_rvv256_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-3328, 3328], b in [-3328, 3328] -> r in [0, 3328]
  *       ops: load 160, gather 32, store 64, scatter 16, add 92, sub 84, mullo 8, montmul 106,
- *         barrett 6, cond_add_q 8, const 4
+ *         barrett_coarse 6, cond_add_q 8, const 4
  *       coefficient reductions: 192
  */
 #if !defined(NTTGEN_NO_ISA_CHECK) && !defined(__riscv_vector)
@@ -144,6 +144,15 @@ static inline vint16m2_t nttgen_mlkem_rvv256_montmul_vx(vint16m2_t a, int16_t z,
 static inline vint16m2_t nttgen_mlkem_rvv256_barrett(vint16m2_t a, size_t vl) {
     const vint16m2_t t =
         __riscv_vssra_vx_i16m2(__riscv_vmulh_vx_i16m2(a, 20159, vl), 10, __RISCV_VXRM_RNU, vl);
+    return __riscv_vnmsac_vx_i16m2(a, 3329, t, vl);
+}
+
+/*
+ * Barrett reduction by one rounding high product: t = round(a*10 / 2^15) by vsmul
+ * with round-to-nearest-up, then a - t*q by vnmsac: congruent to a, in a wider range than barrett.
+ */
+static inline vint16m2_t nttgen_mlkem_rvv256_barrett_coarse(vint16m2_t a, size_t vl) {
+    const vint16m2_t t = __riscv_vsmul_vx_i16m2(a, 10, __RISCV_VXRM_RNU, vl);
     return __riscv_vnmsac_vx_i16m2(a, 3329, t, vl);
 }
 
@@ -555,11 +564,11 @@ void nttgen_mlkem_rvv256_basemul(int16_t r[256], const int16_t a[256], const int
  *
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[256]: on exit in [-1664, 1664]
+ * r[256]: on exit in [-2108, 2108]
  * a[256 x k]: on entry in [-16421, 16421]
  * b[256 x k]: on entry in [-16421, 16421]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 24, store 8, montmul 4, barrett 8, madd 8, mredw 8
+ * Ops per call: load 24, store 8, montmul 4, barrett_coarse 8, madd 8, mredw 8
  */
 void nttgen_mlkem_rvv256_basemul_acc(int16_t r[256], const int16_t *a, const int16_t *b, size_t k) {
     const int16_t *const gammas_0 = nttgen_mlkem_rvv256_basemul_gammas;
@@ -633,20 +642,20 @@ void nttgen_mlkem_rvv256_basemul_acc(int16_t r[256], const int16_t *a, const int
             }
             const vint16m2_t r_2 = nttgen_mlkem_rvv256_mredw(w_10, 32);
             const vint16m2_t r_3 = nttgen_mlkem_rvv256_mredw(w_11, 32);
-            const vint16m2_t red_0 = nttgen_mlkem_rvv256_barrett(acc_0, 32);
+            const vint16m2_t red_0 = nttgen_mlkem_rvv256_barrett_coarse(acc_0, 32);
             const vint16m2_t acc_2 = __riscv_vadd_vv_i16m2(red_0, r_2, 32);
             acc_0 = acc_2;
-            const vint16m2_t red_1 = nttgen_mlkem_rvv256_barrett(acc_1, 32);
+            const vint16m2_t red_1 = nttgen_mlkem_rvv256_barrett_coarse(acc_1, 32);
             const vint16m2_t acc_3 = __riscv_vadd_vv_i16m2(red_1, r_3, 32);
             acc_1 = acc_3;
         }
-        const vint16m2_t red_2 = nttgen_mlkem_rvv256_barrett(acc_0, 32);
-        const vint16m2_t red_3 = nttgen_mlkem_rvv256_barrett(acc_1, 32);
+        const vint16m2_t red_2 = nttgen_mlkem_rvv256_barrett_coarse(acc_0, 32);
+        const vint16m2_t red_3 = nttgen_mlkem_rvv256_barrett_coarse(acc_1, 32);
         __riscv_vse16_v_i16m2(&r[i_0 * 64], red_2, 32);
         __riscv_vse16_v_i16m2(&r[i_0 * 64] + 32, red_3, 32);
     }
 #ifdef NTTGEN_DEBUG
-    nttgen_mlkem_rvv256_assert_range(r, 256, -1664, 1664);
+    nttgen_mlkem_rvv256_assert_range(r, 256, -2108, 2108);
 #endif
 }
 
@@ -797,8 +806,8 @@ void nttgen_mlkem_rvv256_basemul_acc_cached(int16_t r[256], const int16_t *a, co
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[256]: on entry in [-11556, 11558], on exit in [-1811, 1811]
- * Ops per call: load 68, store 8, scatter 16, add 28, sub 28, montmul 30, barrett 6
+ * a[256]: on entry in [-11556, 11558], on exit in [-1823, 1823]
+ * Ops per call: load 68, store 8, scatter 16, add 28, sub 28, montmul 30, barrett_coarse 6
  */
 void nttgen_mlkem_rvv256_intt(int16_t a[256]) {
     const vuint16m2_t lanes_at_0 = __riscv_vor_vv_u16m2(
@@ -831,13 +840,13 @@ void nttgen_mlkem_rvv256_intt(int16_t a[256]) {
     const vint16m2_t x_13 = __riscv_vsub_vv_i16m2(x_4, x_6, 32);
     const vint16m2_t x_14 = __riscv_vadd_vv_i16m2(x_5, x_7, 32);
     const vint16m2_t x_15 = __riscv_vsub_vv_i16m2(x_5, x_7, 32);
-    const vint16m2_t red_0 = nttgen_mlkem_rvv256_barrett(x_10, 32);
+    const vint16m2_t red_0 = nttgen_mlkem_rvv256_barrett_coarse(x_10, 32);
     const vint16m2_t x_16 = __riscv_vadd_vv_i16m2(x_8, red_0, 32);
     const vint16m2_t x_17 = __riscv_vsub_vv_i16m2(x_8, red_0, 32);
     const vint16m2_t t_0 = nttgen_mlkem_rvv256_montmul_vx(x_11, zeta_0, zetaqinv_0, 32);
     const vint16m2_t x_18 = __riscv_vadd_vv_i16m2(x_9, t_0, 32);
     const vint16m2_t x_19 = __riscv_vsub_vv_i16m2(x_9, t_0, 32);
-    const vint16m2_t red_1 = nttgen_mlkem_rvv256_barrett(x_14, 32);
+    const vint16m2_t red_1 = nttgen_mlkem_rvv256_barrett_coarse(x_14, 32);
     const vint16m2_t x_20 = __riscv_vadd_vv_i16m2(x_12, red_1, 32);
     const vint16m2_t x_21 = __riscv_vsub_vv_i16m2(x_12, red_1, 32);
     const vint16m2_t t_1 = nttgen_mlkem_rvv256_montmul_vx(x_15, zeta_0, zetaqinv_0, 32);
@@ -931,11 +940,11 @@ void nttgen_mlkem_rvv256_intt(int16_t a[256]) {
         const vint16m2_t x_58 = __riscv_vle16_v_i16m2(&a[blk_0 * 32] + 64, 32);
         const vint16m2_t x_59 = __riscv_vle16_v_i16m2(&a[blk_0 * 32] + 192, 32);
         const vint16m2_t t_14 = nttgen_mlkem_rvv256_montmul(x_58, zeta_8, zetaqinv_8, 32);
-        const vint16m2_t red_2 = nttgen_mlkem_rvv256_barrett(x_56, 32);
+        const vint16m2_t red_2 = nttgen_mlkem_rvv256_barrett_coarse(x_56, 32);
         const vint16m2_t x_60 = __riscv_vadd_vv_i16m2(red_2, t_14, 32);
         const vint16m2_t x_61 = __riscv_vsub_vv_i16m2(red_2, t_14, 32);
         const vint16m2_t t_15 = nttgen_mlkem_rvv256_montmul(x_59, zeta_8, zetaqinv_8, 32);
-        const vint16m2_t red_3 = nttgen_mlkem_rvv256_barrett(x_57, 32);
+        const vint16m2_t red_3 = nttgen_mlkem_rvv256_barrett_coarse(x_57, 32);
         const vint16m2_t x_62 = __riscv_vadd_vv_i16m2(red_3, t_15, 32);
         const vint16m2_t x_63 = __riscv_vsub_vv_i16m2(red_3, t_15, 32);
         const vint16m2_t t_16 = nttgen_mlkem_rvv256_montmul(x_62, zeta_9, zetaqinv_9, 32);
@@ -962,7 +971,7 @@ void nttgen_mlkem_rvv256_intt(int16_t a[256]) {
         __riscv_vse16_v_i16m2(&a[blk_0 * 32] + 192, x_71, 32);
     }
 #ifdef NTTGEN_DEBUG
-    nttgen_mlkem_rvv256_assert_range(a, 256, -1811, 1811);
+    nttgen_mlkem_rvv256_assert_range(a, 256, -1823, 1823);
 #endif
 }
 
@@ -1199,7 +1208,8 @@ void nttgen_mlkem_rvv256_from_standard(int16_t a[256]) {
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta, in [0, q)
  * a[256]: on entry in [-11556, 11558], on exit in [0, 3328]
- * Ops per call: load 68, store 8, scatter 16, add 28, sub 28, montmul 30, barrett 6, cond_add_q 8
+ * Ops per call: load 68, store 8, scatter 16, add 28, sub 28, montmul 30, barrett_coarse 6,
+ *   cond_add_q 8
  */
 static NTTGEN_NOINLINE void nttgen_mlkem_rvv256_intt_reduce(int16_t a[256]) {
     const vuint16m2_t lanes_at_0 = __riscv_vor_vv_u16m2(
@@ -1232,13 +1242,13 @@ static NTTGEN_NOINLINE void nttgen_mlkem_rvv256_intt_reduce(int16_t a[256]) {
     const vint16m2_t x_13 = __riscv_vsub_vv_i16m2(x_4, x_6, 32);
     const vint16m2_t x_14 = __riscv_vadd_vv_i16m2(x_5, x_7, 32);
     const vint16m2_t x_15 = __riscv_vsub_vv_i16m2(x_5, x_7, 32);
-    const vint16m2_t red_0 = nttgen_mlkem_rvv256_barrett(x_10, 32);
+    const vint16m2_t red_0 = nttgen_mlkem_rvv256_barrett_coarse(x_10, 32);
     const vint16m2_t x_16 = __riscv_vadd_vv_i16m2(x_8, red_0, 32);
     const vint16m2_t x_17 = __riscv_vsub_vv_i16m2(x_8, red_0, 32);
     const vint16m2_t t_0 = nttgen_mlkem_rvv256_montmul_vx(x_11, zeta_0, zetaqinv_0, 32);
     const vint16m2_t x_18 = __riscv_vadd_vv_i16m2(x_9, t_0, 32);
     const vint16m2_t x_19 = __riscv_vsub_vv_i16m2(x_9, t_0, 32);
-    const vint16m2_t red_1 = nttgen_mlkem_rvv256_barrett(x_14, 32);
+    const vint16m2_t red_1 = nttgen_mlkem_rvv256_barrett_coarse(x_14, 32);
     const vint16m2_t x_20 = __riscv_vadd_vv_i16m2(x_12, red_1, 32);
     const vint16m2_t x_21 = __riscv_vsub_vv_i16m2(x_12, red_1, 32);
     const vint16m2_t t_1 = nttgen_mlkem_rvv256_montmul_vx(x_15, zeta_0, zetaqinv_0, 32);
@@ -1332,11 +1342,11 @@ static NTTGEN_NOINLINE void nttgen_mlkem_rvv256_intt_reduce(int16_t a[256]) {
         const vint16m2_t x_58 = __riscv_vle16_v_i16m2(&a[blk_0 * 32] + 64, 32);
         const vint16m2_t x_59 = __riscv_vle16_v_i16m2(&a[blk_0 * 32] + 192, 32);
         const vint16m2_t t_14 = nttgen_mlkem_rvv256_montmul(x_58, zeta_8, zetaqinv_8, 32);
-        const vint16m2_t red_2 = nttgen_mlkem_rvv256_barrett(x_56, 32);
+        const vint16m2_t red_2 = nttgen_mlkem_rvv256_barrett_coarse(x_56, 32);
         const vint16m2_t x_60 = __riscv_vadd_vv_i16m2(red_2, t_14, 32);
         const vint16m2_t x_61 = __riscv_vsub_vv_i16m2(red_2, t_14, 32);
         const vint16m2_t t_15 = nttgen_mlkem_rvv256_montmul(x_59, zeta_8, zetaqinv_8, 32);
-        const vint16m2_t red_3 = nttgen_mlkem_rvv256_barrett(x_57, 32);
+        const vint16m2_t red_3 = nttgen_mlkem_rvv256_barrett_coarse(x_57, 32);
         const vint16m2_t x_62 = __riscv_vadd_vv_i16m2(red_3, t_15, 32);
         const vint16m2_t x_63 = __riscv_vsub_vv_i16m2(red_3, t_15, 32);
         const vint16m2_t t_16 = nttgen_mlkem_rvv256_montmul(x_62, zeta_9, zetaqinv_9, 32);
@@ -1380,7 +1390,7 @@ static NTTGEN_NOINLINE void nttgen_mlkem_rvv256_intt_reduce(int16_t a[256]) {
  * a[256]: on entry in [-3328, 3328]
  * b[256]: on entry in [-3328, 3328]
  * Ops per call: load 160, gather 32, store 64, scatter 16, add 92, sub 84, mullo 8, montmul 106,
- *   barrett 6, cond_add_q 8, const 4
+ *   barrett_coarse 6, cond_add_q 8, const 4
  */
 void nttgen_mlkem_rvv256_polymul(int16_t r[256], const int16_t a[256], const int16_t b[256]) {
     NTTGEN_ALIGN(64) int16_t a_hat[256];

@@ -24,8 +24,8 @@
  *       ops: load 24, store 8, add 8, mullo 8, montmul 20, const 4
  *   nttgen_mlkem_rvv256_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
- *       a in [-16421, 16421], b in [-16421, 16421] -> r in [-1664, 1664]
- *       ops: load 24, store 8, montmul 4, barrett 8, madd 8, mredw 8
+ *       a in [-16421, 16421], b in [-16421, 16421] -> r in [-2108, 2108]
+ *       ops: load 24, store 8, montmul 4, barrett_coarse 8, madd 8, mredw 8
  *       coefficient reductions: 256
  *   nttgen_mlkem_rvv256_basemul_cache: multiplication cache of b, for basemul_acc_cached: what
  *     every product by b would recompute (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1
@@ -37,8 +37,8 @@
  *       a in [-3328, 3328], b in [-16421, 16421], cache in [-2080, 2080] -> r in [-9999, 9999]
  *       ops: load 20, store 8, madd 8, mredw 8
  *   nttgen_mlkem_rvv256_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-11556, 11558] -> a in [-1811, 1811]
- *       ops: load 68, store 8, scatter 16, add 28, sub 28, montmul 30, barrett 6
+ *       a in [-11556, 11558] -> a in [-1823, 1823]
+ *       ops: load 68, store 8, scatter 16, add 28, sub 28, montmul 30, barrett_coarse 6
  *       coefficient reductions: 192
  *   nttgen_mlkem_rvv256_reduce: full reduction, in place: every coefficient to its representative
  *     in [0, q)
@@ -72,7 +72,7 @@
  *   nttgen_mlkem_rvv256_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-3328, 3328], b in [-3328, 3328] -> r in [0, 3328]
  *       ops: load 160, gather 32, store 64, scatter 16, add 92, sub 84, mullo 8, montmul 106,
- *         barrett 6, cond_add_q 8, const 4
+ *         barrett_coarse 6, cond_add_q 8, const 4
  *       coefficient reductions: 192
  */
 #ifndef NTTGEN_MLKEM_RVV256_H
@@ -116,11 +116,11 @@ void nttgen_mlkem_rvv256_basemul(int16_t r[256], const int16_t a[256], const int
  *
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[256]: on exit in [-1664, 1664]
+ * r[256]: on exit in [-2108, 2108]
  * a[256 x k]: on entry in [-16421, 16421]
  * b[256 x k]: on entry in [-16421, 16421]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 24, store 8, montmul 4, barrett 8, madd 8, mredw 8
+ * Ops per call: load 24, store 8, montmul 4, barrett_coarse 8, madd 8, mredw 8
  */
 void nttgen_mlkem_rvv256_basemul_acc(int16_t r[256], const int16_t *a, const int16_t *b, size_t k);
 
@@ -157,8 +157,8 @@ void nttgen_mlkem_rvv256_basemul_acc_cached(int16_t r[256], const int16_t *a, co
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[256]: on entry in [-11556, 11558], on exit in [-1811, 1811]
- * Ops per call: load 68, store 8, scatter 16, add 28, sub 28, montmul 30, barrett 6
+ * a[256]: on entry in [-11556, 11558], on exit in [-1823, 1823]
+ * Ops per call: load 68, store 8, scatter 16, add 28, sub 28, montmul 30, barrett_coarse 6
  */
 void nttgen_mlkem_rvv256_intt(int16_t a[256]);
 
@@ -241,7 +241,7 @@ void nttgen_mlkem_rvv256_from_standard(int16_t a[256]);
  * a[256]: on entry in [-3328, 3328]
  * b[256]: on entry in [-3328, 3328]
  * Ops per call: load 160, gather 32, store 64, scatter 16, add 92, sub 84, mullo 8, montmul 106,
- *   barrett 6, cond_add_q 8, const 4
+ *   barrett_coarse 6, cond_add_q 8, const 4
  */
 void nttgen_mlkem_rvv256_polymul(int16_t r[256], const int16_t a[256], const int16_t b[256]);
 

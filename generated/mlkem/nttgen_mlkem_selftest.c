@@ -19,11 +19,11 @@
  * NTT domain: inputs go through from_standard before an entry point that reads the native order and
  *   outputs through to_standard after one that writes it, so every ISA is compared in the standard
  *   order; to_standard and from_standard themselves have one answer per ISA (its native order).
- * Residues: the outputs of ntt, basemul, basemul_acc_cached, intt, tomont, frommont are compared
- *   mod q, as canonical residues (each ISA leaves its own representatives; the Montgomery factor
- *   beta = 2^16 is the same on every ISA), the others as they are (one representative per residue,
- *   or the values the order conversions move); every output must also lie in the range the front
- *   end documents.
+ * Residues: the outputs of ntt, basemul, basemul_acc, basemul_acc_cached, intt, tomont, frommont
+ *   are compared mod q, as canonical residues (each ISA leaves its own representatives; the
+ *   Montgomery factor beta = 2^16 is the same on every ISA), the others as they are (one
+ *   representative per residue, or the values the order conversions move); every output must also
+ *   lie in the range the front end documents.
  * Build: make check, or ctest in a CMake build directory; by hand, after make: cc -std=c99
  *   nttgen_mlkem_selftest.c libnttgen_mlkem.a -o nttgen_mlkem_selftest
  */
@@ -356,7 +356,7 @@ static const size_t kat_nisas = sizeof(kat_isas) / sizeof(kat_isas[0]);
 static const kat_op kat_ops[] = {
     {"ntt", kat_ntt, 256, -3328, 3328, 0, 0, -16421, 16421, 0, 0},
     {"basemul", kat_basemul, 256, -16421, 16421, -16421, 16421, -11556, 11558, 0, 0},
-    {"basemul_acc", kat_basemul_acc, 768, -16421, 16421, -16421, 16421, -1664, 1664, 1, 0},
+    {"basemul_acc", kat_basemul_acc, 768, -16421, 16421, -16421, 16421, -2108, 2108, 0, 0},
     {"basemul_acc_cached", kat_basemul_acc_cached, 768, -3328, 3328, -16421, 16421, -9999, 9999, 0,
      0},
     {"intt", kat_intt, 256, -11556, 11558, 0, 0, -26624, 26624, 0, 0},
@@ -386,12 +386,12 @@ static const kat_case kat_cases[] = {
     {1, "all hi by all lo", 2, 1, 0x5e1f8317u, 0x57751858b00d2020u, NULL},
     {1, "alternating ends", 3, 3, 0x5e1f8357u, 0x83750d00251c687bu, NULL},
     {1, "random ends", 4, 4, 0x5e1f8397u, 0x7d6421abb724a5eeu, NULL},
-    {2, "random", 0, 0, 0x5e1f8657u, 0x4f3b012025b6d8eau, NULL},
-    {2, "all lo", 1, 1, 0x5e1f8697u, 0x6aa2000bdcda0d2au, NULL},
-    {2, "all hi", 2, 2, 0x5e1f86d7u, 0x6aa2000bdcda0d2au, NULL},
-    {2, "all hi by all lo", 2, 1, 0x5e1f8717u, 0x6339c6c5a2fbcffeu, NULL},
-    {2, "alternating ends", 3, 3, 0x5e1f8757u, 0xf2e250535c2f8660u, NULL},
-    {2, "random ends", 4, 4, 0x5e1f8797u, 0xbba2d076dc62786u, NULL},
+    {2, "random", 0, 0, 0x5e1f8657u, 0xd433c4a99066d19fu, NULL},
+    {2, "all lo", 1, 1, 0x5e1f8697u, 0x63d016c34c3c561eu, NULL},
+    {2, "all hi", 2, 2, 0x5e1f86d7u, 0x63d016c34c3c561eu, NULL},
+    {2, "all hi by all lo", 2, 1, 0x5e1f8717u, 0x9884d159bbadd816u, NULL},
+    {2, "alternating ends", 3, 3, 0x5e1f8757u, 0x4c3c3dfca9fae512u, NULL},
+    {2, "random ends", 4, 4, 0x5e1f8797u, 0x172606c12cd01e76u, NULL},
     {3, "random", 0, 0, 0x5e1f8a57u, 0xd8d626dc36d08d2au, NULL},
     {3, "all lo", 1, 1, 0x5e1f8a97u, 0x6e7b4944af8436aau, NULL},
     {3, "all hi", 2, 2, 0x5e1f8ad7u, 0x6e7b4944af8436aau, NULL},

@@ -105,7 +105,7 @@ void nttgen_newhope1024_basemul(int16_t r[1024], const int16_t a[1024], const in
  *
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[1024]: on exit in [-6144, 6144] (any ISA)
+ * r[1024]: on exit in [-9560, 9560] (any ISA)
  * a[1024 x k]: on entry in [-22735, 22735] (every ISA)
  * b[1024 x k]: on entry in [-22735, 22735] (every ISA)
  * k: number of products, at least 1 (public; loops depend on it, never on data)
@@ -129,7 +129,7 @@ void nttgen_newhope1024_basemul_cache(int16_t cache[1024], const int16_t b[1024]
  *
  * Input:  a, b: k polynomials each, NTT domain, native order; cache: their k caches
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[1024]: on exit in [-6145, 6145] (any ISA)
+ * r[1024]: on exit in [-9560, 9560] (any ISA)
  * a[1024 x k]: on entry in [-12288, 12288] (every ISA)
  * b[1024 x k]: on entry in [-22735, 22735] (every ISA)
  * cache[1024 x k]: on entry in [-32768, 32767] (every ISA)

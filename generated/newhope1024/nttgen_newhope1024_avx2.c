@@ -24,8 +24,8 @@
  *       ops: load 128, store 64, montmul_var 64
  *   nttgen_newhope1024_avx2_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
- *       a in [-22735, 22735], b in [-22735, 22735] -> r in [-6144, 6144]
- *       ops: load 128, store 64, montmul_var 64, barrett 64
+ *       a in [-22735, 22735], b in [-22735, 22735] -> r in [-9560, 9560]
+ *       ops: load 128, store 64, montmul_var 64, barrett_coarse 64
  *       coefficient reductions: 1024
  *   nttgen_newhope1024_avx2_basemul_cache: multiplication cache of b, for basemul_acc_cached: what
  *     every product by b would recompute (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1
@@ -34,8 +34,8 @@
  *       ops: load 64, store 64, mullo 64, const 64
  *   nttgen_newhope1024_avx2_basemul_acc_cached: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs,
  *     given the caches of the b_i (basemul_cache), stored one after another
- *       a in [-12288, 12288], b in [-22735, 22735], cache in [-32768, 32767] -> r in [-6145, 6145]
- *       ops: load 192, store 64, montmul_twist 64, barrett 64
+ *       a in [-12288, 12288], b in [-22735, 22735], cache in [-32768, 32767] -> r in [-9560, 9560]
+ *       ops: load 192, store 64, montmul_twist 64, barrett_coarse 64
  *       coefficient reductions: 1024
  *   nttgen_newhope1024_avx2_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-14031, 14031] -> a in [-8990, 8990]
@@ -180,20 +180,13 @@ static inline __m256i nttgen_newhope1024_avx2_barrett(__m256i a) {
 }
 
 /*
- * barrett(a) + barrett(b) as (a + b) - (ra + rb)*q, ra and rb the two
- * quotients: the same lanes, one multiplication and one subtraction fewer.
+ * Barrett reduction by one rounding high product: t = round(a*3 / 2^15)
+ * (vpmulhrsw), then a - t*q: congruent to a, in a wider range than barrett.
  */
-static inline __m256i nttgen_newhope1024_avx2_barrett_add(__m256i a, __m256i b) {
-    const __m256i ra = _mm256_srai_epi16(
-        _mm256_add_epi16(_mm256_mulhi_epi16(a, _mm256_set1_epi16(21844)), _mm256_set1_epi16(2048)),
-        12);
-    const __m256i rb = _mm256_srai_epi16(
-        _mm256_add_epi16(_mm256_mulhi_epi16(b, _mm256_set1_epi16(21844)), _mm256_set1_epi16(2048)),
-        12);
+static inline __m256i nttgen_newhope1024_avx2_barrett_coarse(__m256i a) {
+    const __m256i t = _mm256_mulhrs_epi16(a, _mm256_set1_epi16(3));
     const __m256i qv = nttgen_newhope1024_avx2_keep(_mm256_set1_epi16(12289));
-    const __m256i t = _mm256_mullo_epi16(_mm256_add_epi16(ra, rb), qv);
-    const __m256i s = _mm256_add_epi16(a, b);
-    return nttgen_newhope1024_avx2_keep(_mm256_sub_epi16(s, t));
+    return _mm256_sub_epi16(a, _mm256_mullo_epi16(t, qv));
 }
 
 /*
@@ -1366,11 +1359,11 @@ void nttgen_newhope1024_avx2_basemul(int16_t r[1024], const int16_t a[1024],
  *
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[1024]: on exit in [-6144, 6144]
+ * r[1024]: on exit in [-9560, 9560]
  * a[1024 x k]: on entry in [-22735, 22735]
  * b[1024 x k]: on entry in [-22735, 22735]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 128, store 64, montmul_var 64, barrett 64
+ * Ops per call: load 128, store 64, montmul_var 64, barrett_coarse 64
  */
 void nttgen_newhope1024_avx2_basemul_acc(int16_t r[1024], const int16_t *a, const int16_t *b,
                                          size_t k) {
@@ -1430,18 +1423,22 @@ void nttgen_newhope1024_avx2_basemul_acc(int16_t r[1024], const int16_t *a, cons
                 const __m256i acc_9 = _mm256_add_epi16(acc_7, p_7);
                 acc_7 = acc_9;
             }
-            const __m256i acc_10 = nttgen_newhope1024_avx2_barrett_add(acc_4, acc_6);
+            const __m256i red_0 = nttgen_newhope1024_avx2_barrett_coarse(acc_6);
+            const __m256i red_1 = nttgen_newhope1024_avx2_barrett_coarse(acc_4);
+            const __m256i acc_10 = _mm256_add_epi16(red_1, red_0);
             acc_4 = acc_10;
-            const __m256i acc_11 = nttgen_newhope1024_avx2_barrett_add(acc_5, acc_7);
+            const __m256i red_2 = nttgen_newhope1024_avx2_barrett_coarse(acc_7);
+            const __m256i red_3 = nttgen_newhope1024_avx2_barrett_coarse(acc_5);
+            const __m256i acc_11 = _mm256_add_epi16(red_3, red_2);
             acc_5 = acc_11;
         }
-        const __m256i red_4 = nttgen_newhope1024_avx2_barrett(acc_4);
-        const __m256i red_5 = nttgen_newhope1024_avx2_barrett(acc_5);
+        const __m256i red_4 = nttgen_newhope1024_avx2_barrett_coarse(acc_4);
+        const __m256i red_5 = nttgen_newhope1024_avx2_barrett_coarse(acc_5);
         _mm256_storeu_si256((__m256i *)&r[i_0 * 32], red_4);
         _mm256_storeu_si256((__m256i *)(&r[i_0 * 32] + 16), red_5);
     }
 #ifdef NTTGEN_DEBUG
-    nttgen_newhope1024_avx2_assert_range(r, 1024, -6144, 6144);
+    nttgen_newhope1024_avx2_assert_range(r, 1024, -9560, 9560);
 #endif
 }
 
@@ -1476,12 +1473,12 @@ void nttgen_newhope1024_avx2_basemul_cache(int16_t cache[1024], const int16_t b[
  *
  * Input:  a, b: k polynomials each, NTT domain, native order; cache: their k caches
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[1024]: on exit in [-6145, 6145]
+ * r[1024]: on exit in [-9560, 9560]
  * a[1024 x k]: on entry in [-12288, 12288]
  * b[1024 x k]: on entry in [-22735, 22735]
  * cache[1024 x k]: on entry in [-32768, 32767]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 192, store 64, montmul_twist 64, barrett 64
+ * Ops per call: load 192, store 64, montmul_twist 64, barrett_coarse 64
  */
 void nttgen_newhope1024_avx2_basemul_acc_cached(int16_t r[1024], const int16_t *a, const int16_t *b,
                                                 const int16_t *cache, size_t k) {
@@ -1606,18 +1603,22 @@ void nttgen_newhope1024_avx2_basemul_acc_cached(int16_t r[1024], const int16_t *
                     acc_9 = acc_13;
                 }
             }
-            const __m256i acc_14 = nttgen_newhope1024_avx2_barrett_add(acc_6, acc_8);
+            const __m256i red_0 = nttgen_newhope1024_avx2_barrett_coarse(acc_8);
+            const __m256i red_1 = nttgen_newhope1024_avx2_barrett_coarse(acc_6);
+            const __m256i acc_14 = _mm256_add_epi16(red_1, red_0);
             acc_6 = acc_14;
-            const __m256i acc_15 = nttgen_newhope1024_avx2_barrett_add(acc_7, acc_9);
+            const __m256i red_2 = nttgen_newhope1024_avx2_barrett_coarse(acc_9);
+            const __m256i red_3 = nttgen_newhope1024_avx2_barrett_coarse(acc_7);
+            const __m256i acc_15 = _mm256_add_epi16(red_3, red_2);
             acc_7 = acc_15;
         }
-        const __m256i red_4 = nttgen_newhope1024_avx2_barrett(acc_6);
-        const __m256i red_5 = nttgen_newhope1024_avx2_barrett(acc_7);
+        const __m256i red_4 = nttgen_newhope1024_avx2_barrett_coarse(acc_6);
+        const __m256i red_5 = nttgen_newhope1024_avx2_barrett_coarse(acc_7);
         _mm256_storeu_si256((__m256i *)&r[i_0 * 32], red_4);
         _mm256_storeu_si256((__m256i *)(&r[i_0 * 32] + 16), red_5);
     }
 #ifdef NTTGEN_DEBUG
-    nttgen_newhope1024_avx2_assert_range(r, 1024, -6145, 6145);
+    nttgen_newhope1024_avx2_assert_range(r, 1024, -9560, 9560);
 #endif
 }
 

@@ -24,8 +24,8 @@
  *       ops: load 64, store 32, montmul_var 32
  *   nttgen_newhope1024_avx512_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
- *       a in [-22735, 22735], b in [-22735, 22735] -> r in [-6144, 6144]
- *       ops: load 64, store 32, montmul_var 32, barrett 32
+ *       a in [-22735, 22735], b in [-22735, 22735] -> r in [-9560, 9560]
+ *       ops: load 64, store 32, montmul_var 32, barrett_coarse 32
  *       coefficient reductions: 1024
  *   nttgen_newhope1024_avx512_basemul_cache: multiplication cache of b, for basemul_acc_cached:
  *     what every product by b would recompute (degree-2 factors: g_j * b1 mod q; complete NTT: b *
@@ -34,8 +34,8 @@
  *       ops: load 32, store 32, mullo 32, const 32
  *   nttgen_newhope1024_avx512_basemul_acc_cached: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1
  *     pairs, given the caches of the b_i (basemul_cache), stored one after another
- *       a in [-12288, 12288], b in [-22735, 22735], cache in [-32768, 32767] -> r in [-6145, 6145]
- *       ops: load 96, store 32, montmul_twist 32, barrett 32
+ *       a in [-12288, 12288], b in [-22735, 22735], cache in [-32768, 32767] -> r in [-9560, 9560]
+ *       ops: load 96, store 32, montmul_twist 32, barrett_coarse 32
  *       coefficient reductions: 1024
  *   nttgen_newhope1024_avx512_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-14031, 14031] -> a in [-8958, 8958]
@@ -182,20 +182,13 @@ static inline __m512i nttgen_newhope1024_avx512_barrett(__m512i a) {
 }
 
 /*
- * barrett(a) + barrett(b) as (a + b) - (ra + rb)*q, ra and rb the two
- * quotients: the same lanes, one multiplication and one subtraction fewer.
+ * Barrett reduction by one rounding high product: t = round(a*3 / 2^15)
+ * (vpmulhrsw), then a - t*q: congruent to a, in a wider range than barrett.
  */
-static inline __m512i nttgen_newhope1024_avx512_barrett_add(__m512i a, __m512i b) {
-    const __m512i ra = _mm512_srai_epi16(
-        _mm512_add_epi16(_mm512_mulhi_epi16(a, _mm512_set1_epi16(21844)), _mm512_set1_epi16(2048)),
-        12);
-    const __m512i rb = _mm512_srai_epi16(
-        _mm512_add_epi16(_mm512_mulhi_epi16(b, _mm512_set1_epi16(21844)), _mm512_set1_epi16(2048)),
-        12);
+static inline __m512i nttgen_newhope1024_avx512_barrett_coarse(__m512i a) {
+    const __m512i t = _mm512_mulhrs_epi16(a, _mm512_set1_epi16(3));
     const __m512i qv = nttgen_newhope1024_avx512_keep(_mm512_set1_epi16(12289));
-    const __m512i t = _mm512_mullo_epi16(_mm512_add_epi16(ra, rb), qv);
-    const __m512i s = _mm512_add_epi16(a, b);
-    return nttgen_newhope1024_avx512_keep(_mm512_sub_epi16(s, t));
+    return _mm512_sub_epi16(a, _mm512_mullo_epi16(t, qv));
 }
 
 /*
@@ -1860,11 +1853,11 @@ part_1:;
  *
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[1024]: on exit in [-6144, 6144]
+ * r[1024]: on exit in [-9560, 9560]
  * a[1024 x k]: on entry in [-22735, 22735]
  * b[1024 x k]: on entry in [-22735, 22735]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 64, store 32, montmul_var 32, barrett 32
+ * Ops per call: load 64, store 32, montmul_var 32, barrett_coarse 32
  */
 void nttgen_newhope1024_avx512_basemul_acc(int16_t r[1024], const int16_t *a, const int16_t *b,
                                            size_t k) {
@@ -1924,18 +1917,22 @@ void nttgen_newhope1024_avx512_basemul_acc(int16_t r[1024], const int16_t *a, co
                 const __m512i acc_9 = _mm512_add_epi16(acc_7, p_7);
                 acc_7 = acc_9;
             }
-            const __m512i acc_10 = nttgen_newhope1024_avx512_barrett_add(acc_4, acc_6);
+            const __m512i red_0 = nttgen_newhope1024_avx512_barrett_coarse(acc_6);
+            const __m512i red_1 = nttgen_newhope1024_avx512_barrett_coarse(acc_4);
+            const __m512i acc_10 = _mm512_add_epi16(red_1, red_0);
             acc_4 = acc_10;
-            const __m512i acc_11 = nttgen_newhope1024_avx512_barrett_add(acc_5, acc_7);
+            const __m512i red_2 = nttgen_newhope1024_avx512_barrett_coarse(acc_7);
+            const __m512i red_3 = nttgen_newhope1024_avx512_barrett_coarse(acc_5);
+            const __m512i acc_11 = _mm512_add_epi16(red_3, red_2);
             acc_5 = acc_11;
         }
-        const __m512i red_4 = nttgen_newhope1024_avx512_barrett(acc_4);
-        const __m512i red_5 = nttgen_newhope1024_avx512_barrett(acc_5);
+        const __m512i red_4 = nttgen_newhope1024_avx512_barrett_coarse(acc_4);
+        const __m512i red_5 = nttgen_newhope1024_avx512_barrett_coarse(acc_5);
         _mm512_storeu_si512((__m512i *)&r[i_0 * 64], red_4);
         _mm512_storeu_si512((__m512i *)(&r[i_0 * 64] + 32), red_5);
     }
 #ifdef NTTGEN_DEBUG
-    nttgen_newhope1024_avx512_assert_range(r, 1024, -6144, 6144);
+    nttgen_newhope1024_avx512_assert_range(r, 1024, -9560, 9560);
 #endif
 }
 
@@ -2094,12 +2091,12 @@ part_1:;
  *
  * Input:  a, b: k polynomials each, NTT domain, native order; cache: their k caches
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[1024]: on exit in [-6145, 6145]
+ * r[1024]: on exit in [-9560, 9560]
  * a[1024 x k]: on entry in [-12288, 12288]
  * b[1024 x k]: on entry in [-22735, 22735]
  * cache[1024 x k]: on entry in [-32768, 32767]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 96, store 32, montmul_twist 32, barrett 32
+ * Ops per call: load 96, store 32, montmul_twist 32, barrett_coarse 32
  */
 void nttgen_newhope1024_avx512_basemul_acc_cached(int16_t r[1024], const int16_t *a,
                                                   const int16_t *b, const int16_t *cache,
@@ -2225,18 +2222,22 @@ void nttgen_newhope1024_avx512_basemul_acc_cached(int16_t r[1024], const int16_t
                     acc_9 = acc_13;
                 }
             }
-            const __m512i acc_14 = nttgen_newhope1024_avx512_barrett_add(acc_6, acc_8);
+            const __m512i red_0 = nttgen_newhope1024_avx512_barrett_coarse(acc_8);
+            const __m512i red_1 = nttgen_newhope1024_avx512_barrett_coarse(acc_6);
+            const __m512i acc_14 = _mm512_add_epi16(red_1, red_0);
             acc_6 = acc_14;
-            const __m512i acc_15 = nttgen_newhope1024_avx512_barrett_add(acc_7, acc_9);
+            const __m512i red_2 = nttgen_newhope1024_avx512_barrett_coarse(acc_9);
+            const __m512i red_3 = nttgen_newhope1024_avx512_barrett_coarse(acc_7);
+            const __m512i acc_15 = _mm512_add_epi16(red_3, red_2);
             acc_7 = acc_15;
         }
-        const __m512i red_4 = nttgen_newhope1024_avx512_barrett(acc_6);
-        const __m512i red_5 = nttgen_newhope1024_avx512_barrett(acc_7);
+        const __m512i red_4 = nttgen_newhope1024_avx512_barrett_coarse(acc_6);
+        const __m512i red_5 = nttgen_newhope1024_avx512_barrett_coarse(acc_7);
         _mm512_storeu_si512((__m512i *)&r[i_0 * 64], red_4);
         _mm512_storeu_si512((__m512i *)(&r[i_0 * 64] + 32), red_5);
     }
 #ifdef NTTGEN_DEBUG
-    nttgen_newhope1024_avx512_assert_range(r, 1024, -6145, 6145);
+    nttgen_newhope1024_avx512_assert_range(r, 1024, -9560, 9560);
 #endif
 }
 

@@ -24,8 +24,8 @@
  *       ops: load 64, store 32, montmul_var 32
  *   nttgen_newhope1024_avx512_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
- *       a in [-22735, 22735], b in [-22735, 22735] -> r in [-6144, 6144]
- *       ops: load 64, store 32, montmul_var 32, barrett 32
+ *       a in [-22735, 22735], b in [-22735, 22735] -> r in [-9560, 9560]
+ *       ops: load 64, store 32, montmul_var 32, barrett_coarse 32
  *       coefficient reductions: 1024
  *   nttgen_newhope1024_avx512_basemul_cache: multiplication cache of b, for basemul_acc_cached:
  *     what every product by b would recompute (degree-2 factors: g_j * b1 mod q; complete NTT: b *
@@ -34,8 +34,8 @@
  *       ops: load 32, store 32, mullo 32, const 32
  *   nttgen_newhope1024_avx512_basemul_acc_cached: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1
  *     pairs, given the caches of the b_i (basemul_cache), stored one after another
- *       a in [-12288, 12288], b in [-22735, 22735], cache in [-32768, 32767] -> r in [-6145, 6145]
- *       ops: load 96, store 32, montmul_twist 32, barrett 32
+ *       a in [-12288, 12288], b in [-22735, 22735], cache in [-32768, 32767] -> r in [-9560, 9560]
+ *       ops: load 96, store 32, montmul_twist 32, barrett_coarse 32
  *       coefficient reductions: 1024
  *   nttgen_newhope1024_avx512_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-14031, 14031] -> a in [-8958, 8958]
@@ -118,11 +118,11 @@ void nttgen_newhope1024_avx512_basemul(int16_t r[1024], const int16_t a[1024],
  *
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[1024]: on exit in [-6144, 6144]
+ * r[1024]: on exit in [-9560, 9560]
  * a[1024 x k]: on entry in [-22735, 22735]
  * b[1024 x k]: on entry in [-22735, 22735]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 64, store 32, montmul_var 32, barrett 32
+ * Ops per call: load 64, store 32, montmul_var 32, barrett_coarse 32
  */
 void nttgen_newhope1024_avx512_basemul_acc(int16_t r[1024], const int16_t *a, const int16_t *b,
                                            size_t k);
@@ -145,12 +145,12 @@ void nttgen_newhope1024_avx512_basemul_cache(int16_t cache[1024], const int16_t 
  *
  * Input:  a, b: k polynomials each, NTT domain, native order; cache: their k caches
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[1024]: on exit in [-6145, 6145]
+ * r[1024]: on exit in [-9560, 9560]
  * a[1024 x k]: on entry in [-12288, 12288]
  * b[1024 x k]: on entry in [-22735, 22735]
  * cache[1024 x k]: on entry in [-32768, 32767]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 96, store 32, montmul_twist 32, barrett 32
+ * Ops per call: load 96, store 32, montmul_twist 32, barrett_coarse 32
  */
 void nttgen_newhope1024_avx512_basemul_acc_cached(int16_t r[1024], const int16_t *a,
                                                   const int16_t *b, const int16_t *cache, size_t k);

@@ -24,8 +24,8 @@
  *       ops: load 256, store 128, montmul_var 128
  *   nttgen_newhope1024_neon_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
- *       a in [-22735, 22735], b in [-22735, 22735] -> r in [-6144, 6144]
- *       ops: load 256, store 128, montmul_var 128, barrett 128
+ *       a in [-22735, 22735], b in [-22735, 22735] -> r in [-9560, 9560]
+ *       ops: load 256, store 128, montmul_var 128, barrett_coarse 128
  *       coefficient reductions: 1024
  *   nttgen_newhope1024_neon_basemul_cache: multiplication cache of b, for basemul_acc_cached: what
  *     every product by b would recompute (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1
@@ -34,8 +34,8 @@
  *       ops: load 128, store 128, mullo 128, const 128
  *   nttgen_newhope1024_neon_basemul_acc_cached: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs,
  *     given the caches of the b_i (basemul_cache), stored one after another
- *       a in [-12288, 12288], b in [-22735, 22735], cache in [-32768, 32767] -> r in [-6145, 6145]
- *       ops: load 256, store 128, montmul_var 128, barrett 128
+ *       a in [-12288, 12288], b in [-22735, 22735], cache in [-32768, 32767] -> r in [-9560, 9560]
+ *       ops: load 256, store 128, montmul_var 128, barrett_coarse 128
  *       coefficient reductions: 1024
  *   nttgen_newhope1024_neon_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-14031, 14031] -> a in [-9018, 9018]
@@ -151,6 +151,15 @@ static inline int16x8_t nttgen_newhope1024_neon_montmul_var(int16x8_t a, int16x8
  */
 static inline int16x8_t nttgen_newhope1024_neon_barrett(int16x8_t a) {
     const int16x8_t t = vrshrq_n_s16(vqdmulhq_s16(a, vdupq_n_s16(21844)), 13);
+    return vmlsq_s16(a, t, vdupq_n_s16(12289));
+}
+
+/*
+ * Barrett reduction by one rounding high product: t = round(a*3 / 2^15) by sqrdmulh,
+ * then a - t*q by mls: congruent to a, in a wider range than barrett.
+ */
+static inline int16x8_t nttgen_newhope1024_neon_barrett_coarse(int16x8_t a) {
+    const int16x8_t t = vqrdmulhq_s16(a, vdupq_n_s16(3));
     return vmlsq_s16(a, t, vdupq_n_s16(12289));
 }
 
@@ -2289,11 +2298,11 @@ part_4:;
  *
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[1024]: on exit in [-6144, 6144]
+ * r[1024]: on exit in [-9560, 9560]
  * a[1024 x k]: on entry in [-22735, 22735]
  * b[1024 x k]: on entry in [-22735, 22735]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 256, store 128, montmul_var 128, barrett 128
+ * Ops per call: load 256, store 128, montmul_var 128, barrett_coarse 128
  */
 void nttgen_newhope1024_neon_basemul_acc(int16_t r[1024], const int16_t *a, const int16_t *b,
                                          size_t k) {
@@ -2391,34 +2400,34 @@ void nttgen_newhope1024_neon_basemul_acc(int16_t r[1024], const int16_t *a, cons
                 const int16x8_t acc_19 = vaddq_s16(acc_15, p_15);
                 acc_15 = acc_19;
             }
-            const int16x8_t red_0 = nttgen_newhope1024_neon_barrett(acc_12);
-            const int16x8_t red_1 = nttgen_newhope1024_neon_barrett(acc_8);
+            const int16x8_t red_0 = nttgen_newhope1024_neon_barrett_coarse(acc_12);
+            const int16x8_t red_1 = nttgen_newhope1024_neon_barrett_coarse(acc_8);
             const int16x8_t acc_20 = vaddq_s16(red_1, red_0);
             acc_8 = acc_20;
-            const int16x8_t red_2 = nttgen_newhope1024_neon_barrett(acc_13);
-            const int16x8_t red_3 = nttgen_newhope1024_neon_barrett(acc_9);
+            const int16x8_t red_2 = nttgen_newhope1024_neon_barrett_coarse(acc_13);
+            const int16x8_t red_3 = nttgen_newhope1024_neon_barrett_coarse(acc_9);
             const int16x8_t acc_21 = vaddq_s16(red_3, red_2);
             acc_9 = acc_21;
-            const int16x8_t red_4 = nttgen_newhope1024_neon_barrett(acc_14);
-            const int16x8_t red_5 = nttgen_newhope1024_neon_barrett(acc_10);
+            const int16x8_t red_4 = nttgen_newhope1024_neon_barrett_coarse(acc_14);
+            const int16x8_t red_5 = nttgen_newhope1024_neon_barrett_coarse(acc_10);
             const int16x8_t acc_22 = vaddq_s16(red_5, red_4);
             acc_10 = acc_22;
-            const int16x8_t red_6 = nttgen_newhope1024_neon_barrett(acc_15);
-            const int16x8_t red_7 = nttgen_newhope1024_neon_barrett(acc_11);
+            const int16x8_t red_6 = nttgen_newhope1024_neon_barrett_coarse(acc_15);
+            const int16x8_t red_7 = nttgen_newhope1024_neon_barrett_coarse(acc_11);
             const int16x8_t acc_23 = vaddq_s16(red_7, red_6);
             acc_11 = acc_23;
         }
-        const int16x8_t red_8 = nttgen_newhope1024_neon_barrett(acc_8);
-        const int16x8_t red_9 = nttgen_newhope1024_neon_barrett(acc_9);
-        const int16x8_t red_10 = nttgen_newhope1024_neon_barrett(acc_10);
-        const int16x8_t red_11 = nttgen_newhope1024_neon_barrett(acc_11);
+        const int16x8_t red_8 = nttgen_newhope1024_neon_barrett_coarse(acc_8);
+        const int16x8_t red_9 = nttgen_newhope1024_neon_barrett_coarse(acc_9);
+        const int16x8_t red_10 = nttgen_newhope1024_neon_barrett_coarse(acc_10);
+        const int16x8_t red_11 = nttgen_newhope1024_neon_barrett_coarse(acc_11);
         vst1q_s16(&r[i_0 * 32], red_8);
         vst1q_s16(&r[i_0 * 32] + 8, red_9);
         vst1q_s16(&r[i_0 * 32] + 16, red_10);
         vst1q_s16(&r[i_0 * 32] + 24, red_11);
     }
 #ifdef NTTGEN_DEBUG
-    nttgen_newhope1024_neon_assert_range(r, 1024, -6144, 6144);
+    nttgen_newhope1024_neon_assert_range(r, 1024, -9560, 9560);
 #endif
 }
 
@@ -2999,12 +3008,12 @@ part_4:;
  *
  * Input:  a, b: k polynomials each, NTT domain, native order; cache: their k caches
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[1024]: on exit in [-6145, 6145]
+ * r[1024]: on exit in [-9560, 9560]
  * a[1024 x k]: on entry in [-12288, 12288]
  * b[1024 x k]: on entry in [-22735, 22735]
  * cache[1024 x k]: on entry in [-32768, 32767]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 256, store 128, montmul_var 128, barrett 128
+ * Ops per call: load 256, store 128, montmul_var 128, barrett_coarse 128
  */
 void nttgen_newhope1024_neon_basemul_acc_cached(int16_t r[1024], const int16_t *a, const int16_t *b,
                                                 const int16_t *cache, size_t k) {
@@ -3104,34 +3113,34 @@ void nttgen_newhope1024_neon_basemul_acc_cached(int16_t r[1024], const int16_t *
                 const int16x8_t acc_19 = vaddq_s16(acc_15, p_15);
                 acc_15 = acc_19;
             }
-            const int16x8_t red_0 = nttgen_newhope1024_neon_barrett(acc_12);
-            const int16x8_t red_1 = nttgen_newhope1024_neon_barrett(acc_8);
+            const int16x8_t red_0 = nttgen_newhope1024_neon_barrett_coarse(acc_12);
+            const int16x8_t red_1 = nttgen_newhope1024_neon_barrett_coarse(acc_8);
             const int16x8_t acc_20 = vaddq_s16(red_1, red_0);
             acc_8 = acc_20;
-            const int16x8_t red_2 = nttgen_newhope1024_neon_barrett(acc_13);
-            const int16x8_t red_3 = nttgen_newhope1024_neon_barrett(acc_9);
+            const int16x8_t red_2 = nttgen_newhope1024_neon_barrett_coarse(acc_13);
+            const int16x8_t red_3 = nttgen_newhope1024_neon_barrett_coarse(acc_9);
             const int16x8_t acc_21 = vaddq_s16(red_3, red_2);
             acc_9 = acc_21;
-            const int16x8_t red_4 = nttgen_newhope1024_neon_barrett(acc_14);
-            const int16x8_t red_5 = nttgen_newhope1024_neon_barrett(acc_10);
+            const int16x8_t red_4 = nttgen_newhope1024_neon_barrett_coarse(acc_14);
+            const int16x8_t red_5 = nttgen_newhope1024_neon_barrett_coarse(acc_10);
             const int16x8_t acc_22 = vaddq_s16(red_5, red_4);
             acc_10 = acc_22;
-            const int16x8_t red_6 = nttgen_newhope1024_neon_barrett(acc_15);
-            const int16x8_t red_7 = nttgen_newhope1024_neon_barrett(acc_11);
+            const int16x8_t red_6 = nttgen_newhope1024_neon_barrett_coarse(acc_15);
+            const int16x8_t red_7 = nttgen_newhope1024_neon_barrett_coarse(acc_11);
             const int16x8_t acc_23 = vaddq_s16(red_7, red_6);
             acc_11 = acc_23;
         }
-        const int16x8_t red_8 = nttgen_newhope1024_neon_barrett(acc_8);
-        const int16x8_t red_9 = nttgen_newhope1024_neon_barrett(acc_9);
-        const int16x8_t red_10 = nttgen_newhope1024_neon_barrett(acc_10);
-        const int16x8_t red_11 = nttgen_newhope1024_neon_barrett(acc_11);
+        const int16x8_t red_8 = nttgen_newhope1024_neon_barrett_coarse(acc_8);
+        const int16x8_t red_9 = nttgen_newhope1024_neon_barrett_coarse(acc_9);
+        const int16x8_t red_10 = nttgen_newhope1024_neon_barrett_coarse(acc_10);
+        const int16x8_t red_11 = nttgen_newhope1024_neon_barrett_coarse(acc_11);
         vst1q_s16(&r[i_0 * 32], red_8);
         vst1q_s16(&r[i_0 * 32] + 8, red_9);
         vst1q_s16(&r[i_0 * 32] + 16, red_10);
         vst1q_s16(&r[i_0 * 32] + 24, red_11);
     }
 #ifdef NTTGEN_DEBUG
-    nttgen_newhope1024_neon_assert_range(r, 1024, -6145, 6145);
+    nttgen_newhope1024_neon_assert_range(r, 1024, -9560, 9560);
 #endif
 }
 

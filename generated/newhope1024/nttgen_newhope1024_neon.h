@@ -24,8 +24,8 @@
  *       ops: load 256, store 128, montmul_var 128
  *   nttgen_newhope1024_neon_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
- *       a in [-22735, 22735], b in [-22735, 22735] -> r in [-6144, 6144]
- *       ops: load 256, store 128, montmul_var 128, barrett 128
+ *       a in [-22735, 22735], b in [-22735, 22735] -> r in [-9560, 9560]
+ *       ops: load 256, store 128, montmul_var 128, barrett_coarse 128
  *       coefficient reductions: 1024
  *   nttgen_newhope1024_neon_basemul_cache: multiplication cache of b, for basemul_acc_cached: what
  *     every product by b would recompute (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1
@@ -34,8 +34,8 @@
  *       ops: load 128, store 128, mullo 128, const 128
  *   nttgen_newhope1024_neon_basemul_acc_cached: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs,
  *     given the caches of the b_i (basemul_cache), stored one after another
- *       a in [-12288, 12288], b in [-22735, 22735], cache in [-32768, 32767] -> r in [-6145, 6145]
- *       ops: load 256, store 128, montmul_var 128, barrett 128
+ *       a in [-12288, 12288], b in [-22735, 22735], cache in [-32768, 32767] -> r in [-9560, 9560]
+ *       ops: load 256, store 128, montmul_var 128, barrett_coarse 128
  *       coefficient reductions: 1024
  *   nttgen_newhope1024_neon_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-14031, 14031] -> a in [-9018, 9018]
@@ -117,11 +117,11 @@ void nttgen_newhope1024_neon_basemul(int16_t r[1024], const int16_t a[1024], con
  *
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[1024]: on exit in [-6144, 6144]
+ * r[1024]: on exit in [-9560, 9560]
  * a[1024 x k]: on entry in [-22735, 22735]
  * b[1024 x k]: on entry in [-22735, 22735]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 256, store 128, montmul_var 128, barrett 128
+ * Ops per call: load 256, store 128, montmul_var 128, barrett_coarse 128
  */
 void nttgen_newhope1024_neon_basemul_acc(int16_t r[1024], const int16_t *a, const int16_t *b,
                                          size_t k);
@@ -144,12 +144,12 @@ void nttgen_newhope1024_neon_basemul_cache(int16_t cache[1024], const int16_t b[
  *
  * Input:  a, b: k polynomials each, NTT domain, native order; cache: their k caches
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[1024]: on exit in [-6145, 6145]
+ * r[1024]: on exit in [-9560, 9560]
  * a[1024 x k]: on entry in [-12288, 12288]
  * b[1024 x k]: on entry in [-22735, 22735]
  * cache[1024 x k]: on entry in [-32768, 32767]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 256, store 128, montmul_var 128, barrett 128
+ * Ops per call: load 256, store 128, montmul_var 128, barrett_coarse 128
  */
 void nttgen_newhope1024_neon_basemul_acc_cached(int16_t r[1024], const int16_t *a, const int16_t *b,
                                                 const int16_t *cache, size_t k);

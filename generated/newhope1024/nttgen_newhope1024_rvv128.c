@@ -26,8 +26,8 @@
  *       ops: load 64, store 32, montmul_var 32
  *   nttgen_newhope1024_rvv128_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
- *       a in [-22735, 22735], b in [-22735, 22735] -> r in [-6144, 6144]
- *       ops: load 64, store 32, montmul_var 32, barrett 32
+ *       a in [-22735, 22735], b in [-22735, 22735] -> r in [-9560, 9560]
+ *       ops: load 64, store 32, montmul_var 32, barrett_coarse 32
  *       coefficient reductions: 1024
  *   nttgen_newhope1024_rvv128_basemul_cache: multiplication cache of b, for basemul_acc_cached:
  *     what every product by b would recompute (degree-2 factors: g_j * b1 mod q; complete NTT: b *
@@ -36,8 +36,8 @@
  *       ops: load 32, store 32, mullo 32, const 32
  *   nttgen_newhope1024_rvv128_basemul_acc_cached: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1
  *     pairs, given the caches of the b_i (basemul_cache), stored one after another
- *       a in [-12288, 12288], b in [-22735, 22735], cache in [-32768, 32767] -> r in [-6145, 6145]
- *       ops: load 64, store 32, montmul_var 32, barrett 32
+ *       a in [-12288, 12288], b in [-22735, 22735], cache in [-32768, 32767] -> r in [-9560, 9560]
+ *       ops: load 64, store 32, montmul_var 32, barrett_coarse 32
  *       coefficient reductions: 1024
  *   nttgen_newhope1024_rvv128_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-14031, 14031] -> a in [-8997, 8997]
@@ -180,12 +180,12 @@ static inline vint16m4_t nttgen_newhope1024_rvv128_rvv128m4_montmul_var(vint16m4
 }
 
 /*
- * Signed Barrett reduction: t = round(hi(a*21844) / 2^12) by vssra with round-to-nearest-up,
- * then a - t*q by vnmsac.
+ * Barrett reduction by one rounding high product: t = round(a*3 / 2^15) by vsmul
+ * with round-to-nearest-up, then a - t*q by vnmsac: congruent to a, in a wider range than barrett.
  */
-static inline vint16m4_t nttgen_newhope1024_rvv128_rvv128m4_barrett(vint16m4_t a, size_t vl) {
-    const vint16m4_t t =
-        __riscv_vssra_vx_i16m4(__riscv_vmulh_vx_i16m4(a, 21844, vl), 12, __RISCV_VXRM_RNU, vl);
+static inline vint16m4_t nttgen_newhope1024_rvv128_rvv128m4_barrett_coarse(vint16m4_t a,
+                                                                           size_t vl) {
+    const vint16m4_t t = __riscv_vsmul_vx_i16m4(a, 3, __RISCV_VXRM_RNU, vl);
     return __riscv_vnmsac_vx_i16m4(a, 12289, t, vl);
 }
 
@@ -1390,11 +1390,11 @@ part_1:;
  *
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[1024]: on exit in [-6144, 6144]
+ * r[1024]: on exit in [-9560, 9560]
  * a[1024 x k]: on entry in [-22735, 22735]
  * b[1024 x k]: on entry in [-22735, 22735]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 64, store 32, montmul_var 32, barrett 32
+ * Ops per call: load 64, store 32, montmul_var 32, barrett_coarse 32
  */
 void nttgen_newhope1024_rvv128_basemul_acc(int16_t r[1024], const int16_t *a, const int16_t *b,
                                            size_t k) {
@@ -1429,16 +1429,16 @@ void nttgen_newhope1024_rvv128_basemul_acc(int16_t r[1024], const int16_t *a, co
                 const vint16m4_t acc_4 = __riscv_vadd_vv_i16m4(acc_3, p_3, 32);
                 acc_3 = acc_4;
             }
-            const vint16m4_t red_0 = nttgen_newhope1024_rvv128_rvv128m4_barrett(acc_3, 32);
-            const vint16m4_t red_1 = nttgen_newhope1024_rvv128_rvv128m4_barrett(acc_2, 32);
+            const vint16m4_t red_0 = nttgen_newhope1024_rvv128_rvv128m4_barrett_coarse(acc_3, 32);
+            const vint16m4_t red_1 = nttgen_newhope1024_rvv128_rvv128m4_barrett_coarse(acc_2, 32);
             const vint16m4_t acc_5 = __riscv_vadd_vv_i16m4(red_1, red_0, 32);
             acc_2 = acc_5;
         }
-        const vint16m4_t red_2 = nttgen_newhope1024_rvv128_rvv128m4_barrett(acc_2, 32);
+        const vint16m4_t red_2 = nttgen_newhope1024_rvv128_rvv128m4_barrett_coarse(acc_2, 32);
         __riscv_vse16_v_i16m4(&r[i_0 * 32], red_2, 32);
     }
 #ifdef NTTGEN_DEBUG
-    nttgen_newhope1024_rvv128_assert_range(r, 1024, -6144, 6144);
+    nttgen_newhope1024_rvv128_assert_range(r, 1024, -9560, 9560);
 #endif
 }
 
@@ -1597,12 +1597,12 @@ part_1:;
  *
  * Input:  a, b: k polynomials each, NTT domain, native order; cache: their k caches
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[1024]: on exit in [-6145, 6145]
+ * r[1024]: on exit in [-9560, 9560]
  * a[1024 x k]: on entry in [-12288, 12288]
  * b[1024 x k]: on entry in [-22735, 22735]
  * cache[1024 x k]: on entry in [-32768, 32767]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 64, store 32, montmul_var 32, barrett 32
+ * Ops per call: load 64, store 32, montmul_var 32, barrett_coarse 32
  */
 void nttgen_newhope1024_rvv128_basemul_acc_cached(int16_t r[1024], const int16_t *a,
                                                   const int16_t *b, const int16_t *cache,
@@ -1640,16 +1640,16 @@ void nttgen_newhope1024_rvv128_basemul_acc_cached(int16_t r[1024], const int16_t
                 const vint16m4_t acc_4 = __riscv_vadd_vv_i16m4(acc_3, p_3, 32);
                 acc_3 = acc_4;
             }
-            const vint16m4_t red_0 = nttgen_newhope1024_rvv128_rvv128m4_barrett(acc_3, 32);
-            const vint16m4_t red_1 = nttgen_newhope1024_rvv128_rvv128m4_barrett(acc_2, 32);
+            const vint16m4_t red_0 = nttgen_newhope1024_rvv128_rvv128m4_barrett_coarse(acc_3, 32);
+            const vint16m4_t red_1 = nttgen_newhope1024_rvv128_rvv128m4_barrett_coarse(acc_2, 32);
             const vint16m4_t acc_5 = __riscv_vadd_vv_i16m4(red_1, red_0, 32);
             acc_2 = acc_5;
         }
-        const vint16m4_t red_2 = nttgen_newhope1024_rvv128_rvv128m4_barrett(acc_2, 32);
+        const vint16m4_t red_2 = nttgen_newhope1024_rvv128_rvv128m4_barrett_coarse(acc_2, 32);
         __riscv_vse16_v_i16m4(&r[i_0 * 32], red_2, 32);
     }
 #ifdef NTTGEN_DEBUG
-    nttgen_newhope1024_rvv128_assert_range(r, 1024, -6145, 6145);
+    nttgen_newhope1024_rvv128_assert_range(r, 1024, -9560, 9560);
 #endif
 }
 

@@ -19,11 +19,11 @@
  * NTT domain: inputs go through from_standard before an entry point that reads the native order and
  *   outputs through to_standard after one that writes it, so every ISA is compared in the standard
  *   order; to_standard and from_standard themselves have one answer per ISA (its native order).
- * Residues: the outputs of ntt, basemul, basemul_acc_cached, intt, reduce_partial, tomont are
- *   compared mod q, as canonical residues (each ISA leaves its own representatives; the Montgomery
- *   factor beta = 2^16 is the same on every ISA), the others as they are (one representative per
- *   residue, or the values the order conversions move); every output must also lie in the range the
- *   front end documents.
+ * Residues: the outputs of ntt, basemul, basemul_acc, basemul_acc_cached, intt, reduce_partial,
+ *   tomont are compared mod q, as canonical residues (each ISA leaves its own representatives; the
+ *   Montgomery factor beta = 2^16 is the same on every ISA), the others as they are (one
+ *   representative per residue, or the values the order conversions move); every output must also
+ *   lie in the range the front end documents.
  * Build: make check, or ctest in a CMake build directory; by hand, after make: cc -std=c99
  *   nttgen_newhope1024_selftest.c libnttgen_newhope1024.a -o nttgen_newhope1024_selftest
  */
@@ -453,8 +453,8 @@ static const size_t kat_nisas = sizeof(kat_isas) / sizeof(kat_isas[0]);
 static const kat_op kat_ops[] = {
     {"ntt", kat_ntt, 1024, -12288, 12288, 0, 0, -22735, 22735, 0, 0},
     {"basemul", kat_basemul, 1024, -22735, 22735, -22735, 22735, -14031, 14031, 0, 0},
-    {"basemul_acc", kat_basemul_acc, 3072, -22735, 22735, -22735, 22735, -6144, 6144, 1, 0},
-    {"basemul_acc_cached", kat_basemul_acc_cached, 3072, -12288, 12288, -22735, 22735, -6145, 6145,
+    {"basemul_acc", kat_basemul_acc, 3072, -22735, 22735, -22735, 22735, -9560, 9560, 0, 0},
+    {"basemul_acc_cached", kat_basemul_acc_cached, 3072, -12288, 12288, -22735, 22735, -9560, 9560,
      0, 0},
     {"intt", kat_intt, 1024, -14031, 14031, 0, 0, -9018, 9018, 0, 0},
     {"reduce", kat_reduce, 1024, -32768, 32767, 0, 0, 0, 12288, 1, 0},
@@ -483,12 +483,12 @@ static const kat_case kat_cases[] = {
     {1, "all hi by all lo", 2, 1, 0x5e1f8317u, 0xb9ae7329cf6fd003u, NULL},
     {1, "alternating ends", 3, 3, 0x5e1f8357u, 0xf9aae13d225a4dd6u, NULL},
     {1, "random ends", 4, 4, 0x5e1f8397u, 0x12f5df8e7d75dca7u, NULL},
-    {2, "random", 0, 0, 0x5e1f8657u, 0xbdbfd318f42722bau, NULL},
-    {2, "all lo", 1, 1, 0x5e1f8697u, 0xcedc224099e3de7eu, NULL},
-    {2, "all hi", 2, 2, 0x5e1f86d7u, 0xcedc224099e3de7eu, NULL},
+    {2, "random", 0, 0, 0x5e1f8657u, 0x50fc14527202d505u, NULL},
+    {2, "all lo", 1, 1, 0x5e1f8697u, 0xf3aa01d2cf02f468u, NULL},
+    {2, "all hi", 2, 2, 0x5e1f86d7u, 0xf3aa01d2cf02f468u, NULL},
     {2, "all hi by all lo", 2, 1, 0x5e1f8717u, 0xaaf1dfcea168a588u, NULL},
-    {2, "alternating ends", 3, 3, 0x5e1f8757u, 0xcedc224099e3de7eu, NULL},
-    {2, "random ends", 4, 4, 0x5e1f8797u, 0xe9220faecb5a8fa3u, NULL},
+    {2, "alternating ends", 3, 3, 0x5e1f8757u, 0xf3aa01d2cf02f468u, NULL},
+    {2, "random ends", 4, 4, 0x5e1f8797u, 0x5e3c5906d749e37fu, NULL},
     {3, "random", 0, 0, 0x5e1f8a57u, 0x5ca2f32eba2d4093u, NULL},
     {3, "all lo", 1, 1, 0x5e1f8a97u, 0x283f387c2c7ec4f3u, NULL},
     {3, "all hi", 2, 2, 0x5e1f8ad7u, 0x283f387c2c7ec4f3u, NULL},

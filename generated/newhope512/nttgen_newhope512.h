@@ -105,7 +105,7 @@ void nttgen_newhope512_basemul(int16_t r[512], const int16_t a[512], const int16
  *
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[512]: on exit in [-6144, 6144] (any ISA)
+ * r[512]: on exit in [-9560, 9560] (any ISA)
  * a[512 x k]: on entry in [-16382, 16382] (every ISA)
  * b[512 x k]: on entry in [-16382, 16382] (every ISA)
  * k: number of products, at least 1 (public; loops depend on it, never on data)
@@ -129,7 +129,7 @@ void nttgen_newhope512_basemul_cache(int16_t cache[512], const int16_t b[512]);
  *
  * Input:  a, b: k polynomials each, NTT domain, native order; cache: their k caches
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[512]: on exit in [-6144, 6144] (any ISA)
+ * r[512]: on exit in [-9560, 9560] (any ISA)
  * a[512 x k]: on entry in [-12288, 12288] (every ISA)
  * b[512 x k]: on entry in [-16382, 16382] (every ISA)
  * cache[512 x k]: on entry in [-32768, 32767] (every ISA)
@@ -143,7 +143,7 @@ void nttgen_newhope512_basemul_acc_cached(int16_t r[512], const int16_t *a, cons
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[512]: on entry in [-12288, 12288] (every ISA), on exit in [-7936, 7936] (any ISA)
+ * a[512]: on entry in [-12288, 12288] (every ISA), on exit in [-9168, 9168] (any ISA)
  */
 void nttgen_newhope512_intt(int16_t a[512]);
 

@@ -24,8 +24,8 @@
  *       ops: load 64, store 32, montmul_var 32
  *   nttgen_newhope512_avx2_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
- *       a in [-16382, 16382], b in [-16382, 16382] -> r in [-6144, 6144]
- *       ops: load 64, store 32, montmul_var 32, barrett 32
+ *       a in [-16382, 16382], b in [-16382, 16382] -> r in [-9560, 9560]
+ *       ops: load 64, store 32, montmul_var 32, barrett_coarse 32
  *       coefficient reductions: 512
  *   nttgen_newhope512_avx2_basemul_cache: multiplication cache of b, for basemul_acc_cached: what
  *     every product by b would recompute (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1
@@ -34,12 +34,13 @@
  *       ops: load 32, store 32, mullo 32, const 32
  *   nttgen_newhope512_avx2_basemul_acc_cached: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs,
  *     given the caches of the b_i (basemul_cache), stored one after another
- *       a in [-12288, 12288], b in [-16382, 16382], cache in [-32768, 32767] -> r in [-6144, 6144]
- *       ops: load 96, store 32, montmul_twist 32, barrett 32
+ *       a in [-12288, 12288], b in [-16382, 16382], cache in [-32768, 32767] -> r in [-9560, 9560]
+ *       ops: load 96, store 32, montmul_twist 32, barrett_coarse 32
  *       coefficient reductions: 512
  *   nttgen_newhope512_avx2_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-12288, 12288] -> a in [-7545, 7546]
- *       ops: load 196, store 64, add 144, sub 144, montmul 160, barrett 48, shuffle 48, zip 16
+ *       a in [-12288, 12288] -> a in [-8584, 8585]
+ *       ops: load 196, store 64, add 144, sub 144, montmul 160, barrett_coarse 48, shuffle 48, zip
+ *         16
  *       coefficient reductions: 768
  *   nttgen_newhope512_avx2_reduce: full reduction, in place: every coefficient to its
  *     representative in [0, q)
@@ -72,8 +73,8 @@
  *       ops: load 32, store 32, shuffle 48, zip 16
  *   nttgen_newhope512_avx2_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-12288, 12288], b in [-12288, 12288] -> r in [0, 12288]
- *       ops: load 768, store 224, add 432, sub 432, montmul 448, montmul_var 32, barrett 144,
- *         cond_add_q 32, shuffle 144, zip 48
+ *       ops: load 768, store 224, add 432, sub 432, montmul 448, montmul_var 32, barrett 96,
+ *         barrett_coarse 48, cond_add_q 32, shuffle 144, zip 48
  *       coefficient reductions: 2304
  */
 #if !defined(NTTGEN_NO_ISA_CHECK) && !defined(__AVX2__)
@@ -180,20 +181,13 @@ static inline __m256i nttgen_newhope512_avx2_barrett(__m256i a) {
 }
 
 /*
- * barrett(a) + barrett(b) as (a + b) - (ra + rb)*q, ra and rb the two
- * quotients: the same lanes, one multiplication and one subtraction fewer.
+ * Barrett reduction by one rounding high product: t = round(a*3 / 2^15)
+ * (vpmulhrsw), then a - t*q: congruent to a, in a wider range than barrett.
  */
-static inline __m256i nttgen_newhope512_avx2_barrett_add(__m256i a, __m256i b) {
-    const __m256i ra = _mm256_srai_epi16(
-        _mm256_add_epi16(_mm256_mulhi_epi16(a, _mm256_set1_epi16(21844)), _mm256_set1_epi16(2048)),
-        12);
-    const __m256i rb = _mm256_srai_epi16(
-        _mm256_add_epi16(_mm256_mulhi_epi16(b, _mm256_set1_epi16(21844)), _mm256_set1_epi16(2048)),
-        12);
+static inline __m256i nttgen_newhope512_avx2_barrett_coarse(__m256i a) {
+    const __m256i t = _mm256_mulhrs_epi16(a, _mm256_set1_epi16(3));
     const __m256i qv = nttgen_newhope512_avx2_keep(_mm256_set1_epi16(12289));
-    const __m256i t = _mm256_mullo_epi16(_mm256_add_epi16(ra, rb), qv);
-    const __m256i s = _mm256_add_epi16(a, b);
-    return nttgen_newhope512_avx2_keep(_mm256_sub_epi16(s, t));
+    return _mm256_sub_epi16(a, _mm256_mullo_epi16(t, qv));
 }
 
 /*
@@ -1078,11 +1072,11 @@ void nttgen_newhope512_avx2_basemul(int16_t r[512], const int16_t a[512], const 
  *
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[512]: on exit in [-6144, 6144]
+ * r[512]: on exit in [-9560, 9560]
  * a[512 x k]: on entry in [-16382, 16382]
  * b[512 x k]: on entry in [-16382, 16382]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 64, store 32, montmul_var 32, barrett 32
+ * Ops per call: load 64, store 32, montmul_var 32, barrett_coarse 32
  */
 void nttgen_newhope512_avx2_basemul_acc(int16_t r[512], const int16_t *a, const int16_t *b,
                                         size_t k) {
@@ -1170,18 +1164,22 @@ void nttgen_newhope512_avx2_basemul_acc(int16_t r[512], const int16_t *a, const 
                     acc_9 = acc_13;
                 }
             }
-            const __m256i acc_14 = nttgen_newhope512_avx2_barrett_add(acc_6, acc_8);
+            const __m256i red_0 = nttgen_newhope512_avx2_barrett_coarse(acc_8);
+            const __m256i red_1 = nttgen_newhope512_avx2_barrett_coarse(acc_6);
+            const __m256i acc_14 = _mm256_add_epi16(red_1, red_0);
             acc_6 = acc_14;
-            const __m256i acc_15 = nttgen_newhope512_avx2_barrett_add(acc_7, acc_9);
+            const __m256i red_2 = nttgen_newhope512_avx2_barrett_coarse(acc_9);
+            const __m256i red_3 = nttgen_newhope512_avx2_barrett_coarse(acc_7);
+            const __m256i acc_15 = _mm256_add_epi16(red_3, red_2);
             acc_7 = acc_15;
         }
-        const __m256i red_4 = nttgen_newhope512_avx2_barrett(acc_6);
-        const __m256i red_5 = nttgen_newhope512_avx2_barrett(acc_7);
+        const __m256i red_4 = nttgen_newhope512_avx2_barrett_coarse(acc_6);
+        const __m256i red_5 = nttgen_newhope512_avx2_barrett_coarse(acc_7);
         _mm256_storeu_si256((__m256i *)&r[i_0 * 32], red_4);
         _mm256_storeu_si256((__m256i *)(&r[i_0 * 32] + 16), red_5);
     }
 #ifdef NTTGEN_DEBUG
-    nttgen_newhope512_avx2_assert_range(r, 512, -6144, 6144);
+    nttgen_newhope512_avx2_assert_range(r, 512, -9560, 9560);
 #endif
 }
 
@@ -1216,12 +1214,12 @@ void nttgen_newhope512_avx2_basemul_cache(int16_t cache[512], const int16_t b[51
  *
  * Input:  a, b: k polynomials each, NTT domain, native order; cache: their k caches
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[512]: on exit in [-6144, 6144]
+ * r[512]: on exit in [-9560, 9560]
  * a[512 x k]: on entry in [-12288, 12288]
  * b[512 x k]: on entry in [-16382, 16382]
  * cache[512 x k]: on entry in [-32768, 32767]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 96, store 32, montmul_twist 32, barrett 32
+ * Ops per call: load 96, store 32, montmul_twist 32, barrett_coarse 32
  */
 void nttgen_newhope512_avx2_basemul_acc_cached(int16_t r[512], const int16_t *a, const int16_t *b,
                                                const int16_t *cache, size_t k) {
@@ -1342,18 +1340,22 @@ void nttgen_newhope512_avx2_basemul_acc_cached(int16_t r[512], const int16_t *a,
                     acc_9 = acc_13;
                 }
             }
-            const __m256i acc_14 = nttgen_newhope512_avx2_barrett_add(acc_6, acc_8);
+            const __m256i red_0 = nttgen_newhope512_avx2_barrett_coarse(acc_8);
+            const __m256i red_1 = nttgen_newhope512_avx2_barrett_coarse(acc_6);
+            const __m256i acc_14 = _mm256_add_epi16(red_1, red_0);
             acc_6 = acc_14;
-            const __m256i acc_15 = nttgen_newhope512_avx2_barrett_add(acc_7, acc_9);
+            const __m256i red_2 = nttgen_newhope512_avx2_barrett_coarse(acc_9);
+            const __m256i red_3 = nttgen_newhope512_avx2_barrett_coarse(acc_7);
+            const __m256i acc_15 = _mm256_add_epi16(red_3, red_2);
             acc_7 = acc_15;
         }
-        const __m256i red_4 = nttgen_newhope512_avx2_barrett(acc_6);
-        const __m256i red_5 = nttgen_newhope512_avx2_barrett(acc_7);
+        const __m256i red_4 = nttgen_newhope512_avx2_barrett_coarse(acc_6);
+        const __m256i red_5 = nttgen_newhope512_avx2_barrett_coarse(acc_7);
         _mm256_storeu_si256((__m256i *)&r[i_0 * 32], red_4);
         _mm256_storeu_si256((__m256i *)(&r[i_0 * 32] + 16), red_5);
     }
 #ifdef NTTGEN_DEBUG
-    nttgen_newhope512_avx2_assert_range(r, 512, -6144, 6144);
+    nttgen_newhope512_avx2_assert_range(r, 512, -9560, 9560);
 #endif
 }
 
@@ -1362,8 +1364,9 @@ void nttgen_newhope512_avx2_basemul_acc_cached(int16_t r[512], const int16_t *a,
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[512]: on entry in [-12288, 12288], on exit in [-7545, 7546]
- * Ops per call: load 196, store 64, add 144, sub 144, montmul 160, barrett 48, shuffle 48, zip 16
+ * a[512]: on entry in [-12288, 12288], on exit in [-8584, 8585]
+ * Ops per call: load 196, store 64, add 144, sub 144, montmul 160, barrett_coarse 48, shuffle 48,
+ *   zip 16
  */
 void nttgen_newhope512_avx2_intt(int16_t a[512]) {
     const int16_t *const zetas_dit_0 = nttgen_newhope512_avx2_intt_zetas_dit;
@@ -1394,123 +1397,123 @@ void nttgen_newhope512_avx2_intt(int16_t a[512]) {
     const __m256i zetaqinv_9 = _mm256_load_si256((const __m256i *)&zetas_dit_0[304]);
     for (size_t j_0 = 0; j_0 < 2; ++j_0) {
         const __m256i x_0 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 128] + 288));
-        const __m256i x_1 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 128] + 304));
-        const __m256i x_2 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 128] + 352));
+        const __m256i x_1 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 128] + 352));
+        const __m256i x_2 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 128] + 304));
         const __m256i x_3 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 128] + 368));
-        const __m256i x_4 = _mm256_add_epi16(x_0, x_1);
-        const __m256i x_5 = _mm256_sub_epi16(x_0, x_1);
-        const __m256i x_6 = nttgen_newhope512_avx2_ilv16_lo(x_4, x_5);
-        const __m256i x_7 = nttgen_newhope512_avx2_ilv16_hi(x_4, x_5);
-        const __m256i x_8 = _mm256_add_epi16(x_2, x_3);
-        const __m256i x_9 = _mm256_sub_epi16(x_2, x_3);
-        const __m256i x_10 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 128] + 256));
-        const __m256i x_11 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 128] + 32));
-        const __m256i x_12 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 128] + 272));
-        const __m256i x_13 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 128] + 48));
-        const __m256i x_14 = nttgen_newhope512_avx2_ilv16_lo(x_8, x_9);
-        const __m256i x_15 = nttgen_newhope512_avx2_ilv16_hi(x_8, x_9);
-        const __m256i t_0 = nttgen_newhope512_avx2_montmul(x_7, zeta_0, zetaqinv_0);
-        const __m256i x_16 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 128] + 320));
-        const __m256i x_17 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 128] + 96));
-        const __m256i x_18 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 128] + 336));
+        const __m256i x_4 = _mm256_add_epi16(x_0, x_2);
+        const __m256i x_5 = _mm256_sub_epi16(x_0, x_2);
+        const __m256i x_6 = _mm256_add_epi16(x_1, x_3);
+        const __m256i x_7 = _mm256_sub_epi16(x_1, x_3);
+        const __m256i x_8 = nttgen_newhope512_avx2_ilv16_lo(x_4, x_5);
+        const __m256i x_9 = nttgen_newhope512_avx2_ilv16_hi(x_4, x_5);
+        const __m256i x_10 = nttgen_newhope512_avx2_ilv16_lo(x_6, x_7);
+        const __m256i x_11 = nttgen_newhope512_avx2_ilv16_hi(x_6, x_7);
+        const __m256i x_12 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 128] + 256));
+        const __m256i x_13 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 128] + 320));
+        const __m256i x_14 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 128] + 32));
+        const __m256i x_15 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 128] + 96));
+        const __m256i x_16 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 128] + 272));
+        const __m256i x_17 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 128] + 336));
+        const __m256i x_18 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 128] + 48));
         const __m256i x_19 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 128] + 112));
-        const __m256i t_1 = nttgen_newhope512_avx2_montmul(x_15, zeta_0, zetaqinv_0);
-        const __m256i t_2 = nttgen_newhope512_avx2_montmul(x_6, zeta_0, zetaqinv_0);
-        const __m256i t_3 = nttgen_newhope512_avx2_montmul(x_14, zeta_0, zetaqinv_0);
-        const __m256i x_20 = _mm256_add_epi16(x_10, x_12);
-        const __m256i x_21 = _mm256_sub_epi16(x_10, x_12);
+        const __m256i t_0 = nttgen_newhope512_avx2_montmul(x_8, zeta_0, zetaqinv_0);
+        const __m256i t_1 = nttgen_newhope512_avx2_montmul(x_10, zeta_0, zetaqinv_0);
+        const __m256i t_2 = nttgen_newhope512_avx2_montmul(x_9, zeta_0, zetaqinv_0);
+        const __m256i t_3 = nttgen_newhope512_avx2_montmul(x_11, zeta_0, zetaqinv_0);
+        const __m256i x_20 = _mm256_add_epi16(x_12, x_16);
+        const __m256i x_21 = _mm256_sub_epi16(x_12, x_16);
         const __m256i x_22 = nttgen_newhope512_avx2_ilv16_lo(x_20, x_21);
         const __m256i x_23 = nttgen_newhope512_avx2_ilv16_hi(x_20, x_21);
-        const __m256i x_24 = _mm256_add_epi16(x_11, x_13);
-        const __m256i x_25 = _mm256_sub_epi16(x_11, x_13);
+        const __m256i x_24 = _mm256_add_epi16(x_13, x_17);
+        const __m256i x_25 = _mm256_sub_epi16(x_13, x_17);
         const __m256i x_26 = nttgen_newhope512_avx2_ilv16_lo(x_24, x_25);
         const __m256i x_27 = nttgen_newhope512_avx2_ilv16_hi(x_24, x_25);
-        const __m256i t_4 = nttgen_newhope512_avx2_montmul(x_27, zeta_0, zetaqinv_0);
-        const __m256i t_5 = nttgen_newhope512_avx2_montmul(x_26, zeta_0, zetaqinv_0);
-        const __m256i x_28 = _mm256_add_epi16(x_16, x_18);
-        const __m256i x_29 = _mm256_sub_epi16(x_16, x_18);
+        const __m256i x_28 = _mm256_add_epi16(x_14, x_18);
+        const __m256i x_29 = _mm256_sub_epi16(x_14, x_18);
         const __m256i x_30 = nttgen_newhope512_avx2_ilv16_lo(x_28, x_29);
         const __m256i x_31 = nttgen_newhope512_avx2_ilv16_hi(x_28, x_29);
-        const __m256i x_32 = _mm256_add_epi16(x_17, x_19);
-        const __m256i x_33 = _mm256_sub_epi16(x_17, x_19);
+        const __m256i t_4 = nttgen_newhope512_avx2_montmul(x_30, zeta_0, zetaqinv_0);
+        const __m256i t_5 = nttgen_newhope512_avx2_montmul(x_31, zeta_0, zetaqinv_0);
+        const __m256i x_32 = _mm256_add_epi16(x_15, x_19);
+        const __m256i x_33 = _mm256_sub_epi16(x_15, x_19);
         const __m256i x_34 = nttgen_newhope512_avx2_ilv16_lo(x_32, x_33);
         const __m256i x_35 = nttgen_newhope512_avx2_ilv16_hi(x_32, x_33);
-        const __m256i t_6 = nttgen_newhope512_avx2_montmul(x_35, zeta_0, zetaqinv_0);
-        const __m256i t_7 = nttgen_newhope512_avx2_montmul(x_34, zeta_0, zetaqinv_0);
+        const __m256i t_6 = nttgen_newhope512_avx2_montmul(x_34, zeta_0, zetaqinv_0);
+        const __m256i t_7 = nttgen_newhope512_avx2_montmul(x_35, zeta_0, zetaqinv_0);
         const __m256i x_36 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 128]);
-        const __m256i x_37 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 128] + 16));
-        const __m256i x_38 = _mm256_add_epi16(x_23, t_0);
-        const __m256i x_39 = _mm256_sub_epi16(x_23, t_0);
-        const __m256i x_40 = _mm256_unpacklo_epi64(x_38, x_39);
-        const __m256i x_41 = _mm256_unpackhi_epi64(x_38, x_39);
-        const __m256i red_0 = nttgen_newhope512_avx2_barrett(x_40);
-        const __m256i red_1 = nttgen_newhope512_avx2_barrett(x_41);
-        const __m256i x_42 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 128] + 64));
-        const __m256i x_43 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 128] + 80));
-        const __m256i x_44 = _mm256_add_epi16(x_31, t_1);
-        const __m256i x_45 = _mm256_sub_epi16(x_31, t_1);
+        const __m256i x_37 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 128] + 64));
+        const __m256i x_38 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 128] + 16));
+        const __m256i x_39 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 128] + 80));
+        const __m256i x_40 = _mm256_add_epi16(x_22, t_0);
+        const __m256i x_41 = _mm256_sub_epi16(x_22, t_0);
+        const __m256i x_42 = _mm256_unpacklo_epi64(x_40, x_41);
+        const __m256i x_43 = _mm256_unpackhi_epi64(x_40, x_41);
+        const __m256i red_0 = nttgen_newhope512_avx2_barrett_coarse(x_43);
+        const __m256i red_1 = nttgen_newhope512_avx2_barrett_coarse(x_42);
+        const __m256i x_44 = _mm256_add_epi16(x_26, t_1);
+        const __m256i x_45 = _mm256_sub_epi16(x_26, t_1);
         const __m256i x_46 = _mm256_unpacklo_epi64(x_44, x_45);
         const __m256i x_47 = _mm256_unpackhi_epi64(x_44, x_45);
-        const __m256i t_8 = nttgen_newhope512_avx2_montmul(x_46, zeta_1, zetaqinv_1);
-        const __m256i t_9 = nttgen_newhope512_avx2_montmul(x_47, zeta_1, zetaqinv_1);
-        const __m256i x_48 = _mm256_add_epi16(x_36, x_37);
-        const __m256i x_49 = _mm256_sub_epi16(x_36, x_37);
-        const __m256i x_50 = nttgen_newhope512_avx2_ilv16_lo(x_48, x_49);
-        const __m256i x_51 = nttgen_newhope512_avx2_ilv16_hi(x_48, x_49);
-        const __m256i x_52 = _mm256_add_epi16(x_42, x_43);
-        const __m256i x_53 = _mm256_sub_epi16(x_42, x_43);
-        const __m256i x_54 = nttgen_newhope512_avx2_ilv16_lo(x_52, x_53);
-        const __m256i x_55 = nttgen_newhope512_avx2_ilv16_hi(x_52, x_53);
-        const __m256i x_56 = _mm256_add_epi16(x_22, t_2);
-        const __m256i x_57 = _mm256_sub_epi16(x_22, t_2);
-        const __m256i x_58 = _mm256_unpacklo_epi64(x_56, x_57);
-        const __m256i x_59 = _mm256_unpackhi_epi64(x_56, x_57);
-        const __m256i red_2 = nttgen_newhope512_avx2_barrett(x_58);
-        const __m256i red_3 = nttgen_newhope512_avx2_barrett(x_59);
-        const __m256i x_60 = _mm256_add_epi16(x_51, t_4);
-        const __m256i x_61 = _mm256_sub_epi16(x_51, t_4);
-        const __m256i x_62 = _mm256_unpacklo_epi64(x_60, x_61);
-        const __m256i x_63 = _mm256_unpackhi_epi64(x_60, x_61);
-        const __m256i red_4 = nttgen_newhope512_avx2_barrett(x_62);
-        const __m256i red_5 = nttgen_newhope512_avx2_barrett(x_63);
-        const __m256i x_64 = _mm256_add_epi16(x_30, t_3);
-        const __m256i x_65 = _mm256_sub_epi16(x_30, t_3);
+        const __m256i t_8 = nttgen_newhope512_avx2_montmul(x_47, zeta_1, zetaqinv_1);
+        const __m256i t_9 = nttgen_newhope512_avx2_montmul(x_46, zeta_1, zetaqinv_1);
+        const __m256i x_48 = _mm256_add_epi16(x_23, t_2);
+        const __m256i x_49 = _mm256_sub_epi16(x_23, t_2);
+        const __m256i x_50 = _mm256_unpacklo_epi64(x_48, x_49);
+        const __m256i x_51 = _mm256_unpackhi_epi64(x_48, x_49);
+        const __m256i red_2 = nttgen_newhope512_avx2_barrett_coarse(x_51);
+        const __m256i red_3 = nttgen_newhope512_avx2_barrett_coarse(x_50);
+        const __m256i x_52 = _mm256_add_epi16(x_27, t_3);
+        const __m256i x_53 = _mm256_sub_epi16(x_27, t_3);
+        const __m256i x_54 = _mm256_unpacklo_epi64(x_52, x_53);
+        const __m256i x_55 = _mm256_unpackhi_epi64(x_52, x_53);
+        const __m256i t_10 = nttgen_newhope512_avx2_montmul(x_55, zeta_1, zetaqinv_1);
+        const __m256i t_11 = nttgen_newhope512_avx2_montmul(x_54, zeta_1, zetaqinv_1);
+        const __m256i x_56 = _mm256_add_epi16(x_36, x_38);
+        const __m256i x_57 = _mm256_sub_epi16(x_36, x_38);
+        const __m256i x_58 = nttgen_newhope512_avx2_ilv16_lo(x_56, x_57);
+        const __m256i x_59 = nttgen_newhope512_avx2_ilv16_hi(x_56, x_57);
+        const __m256i x_60 = _mm256_add_epi16(x_37, x_39);
+        const __m256i x_61 = _mm256_sub_epi16(x_37, x_39);
+        const __m256i x_62 = nttgen_newhope512_avx2_ilv16_lo(x_60, x_61);
+        const __m256i x_63 = nttgen_newhope512_avx2_ilv16_hi(x_60, x_61);
+        const __m256i x_64 = _mm256_add_epi16(x_58, t_4);
+        const __m256i x_65 = _mm256_sub_epi16(x_58, t_4);
         const __m256i x_66 = _mm256_unpacklo_epi64(x_64, x_65);
         const __m256i x_67 = _mm256_unpackhi_epi64(x_64, x_65);
-        const __m256i t_10 = nttgen_newhope512_avx2_montmul(x_66, zeta_1, zetaqinv_1);
-        const __m256i t_11 = nttgen_newhope512_avx2_montmul(x_67, zeta_1, zetaqinv_1);
-        const __m256i x_68 = _mm256_add_epi16(x_55, t_6);
-        const __m256i x_69 = _mm256_sub_epi16(x_55, t_6);
+        const __m256i red_4 = nttgen_newhope512_avx2_barrett_coarse(x_67);
+        const __m256i red_5 = nttgen_newhope512_avx2_barrett_coarse(x_66);
+        const __m256i x_68 = _mm256_add_epi16(x_62, t_6);
+        const __m256i x_69 = _mm256_sub_epi16(x_62, t_6);
         const __m256i x_70 = _mm256_unpacklo_epi64(x_68, x_69);
         const __m256i x_71 = _mm256_unpackhi_epi64(x_68, x_69);
-        const __m256i t_12 = nttgen_newhope512_avx2_montmul(x_70, zeta_1, zetaqinv_1);
-        const __m256i t_13 = nttgen_newhope512_avx2_montmul(x_71, zeta_1, zetaqinv_1);
-        const __m256i x_72 = _mm256_add_epi16(red_0, t_8);
-        const __m256i x_73 = _mm256_sub_epi16(red_0, t_8);
-        const __m256i x_74 = nttgen_newhope512_avx2_unzip32_lo(x_72, x_73);
-        const __m256i x_75 = nttgen_newhope512_avx2_unzip32_hi(x_72, x_73);
-        const __m256i t_14 = nttgen_newhope512_avx2_montmul(x_75, zeta_2, zetaqinv_2);
-        const __m256i t_15 = nttgen_newhope512_avx2_montmul(x_74, zeta_2, zetaqinv_2);
-        const __m256i x_76 = _mm256_add_epi16(x_50, t_5);
-        const __m256i x_77 = _mm256_sub_epi16(x_50, t_5);
+        const __m256i t_12 = nttgen_newhope512_avx2_montmul(x_71, zeta_1, zetaqinv_1);
+        const __m256i t_13 = nttgen_newhope512_avx2_montmul(x_70, zeta_1, zetaqinv_1);
+        const __m256i x_72 = _mm256_add_epi16(x_59, t_5);
+        const __m256i x_73 = _mm256_sub_epi16(x_59, t_5);
+        const __m256i x_74 = _mm256_unpacklo_epi64(x_72, x_73);
+        const __m256i x_75 = _mm256_unpackhi_epi64(x_72, x_73);
+        const __m256i red_6 = nttgen_newhope512_avx2_barrett_coarse(x_75);
+        const __m256i red_7 = nttgen_newhope512_avx2_barrett_coarse(x_74);
+        const __m256i x_76 = _mm256_add_epi16(x_63, t_7);
+        const __m256i x_77 = _mm256_sub_epi16(x_63, t_7);
         const __m256i x_78 = _mm256_unpacklo_epi64(x_76, x_77);
         const __m256i x_79 = _mm256_unpackhi_epi64(x_76, x_77);
-        const __m256i red_6 = nttgen_newhope512_avx2_barrett(x_78);
-        const __m256i red_7 = nttgen_newhope512_avx2_barrett(x_79);
-        const __m256i x_80 = _mm256_add_epi16(red_1, t_9);
-        const __m256i x_81 = _mm256_sub_epi16(red_1, t_9);
+        const __m256i t_14 = nttgen_newhope512_avx2_montmul(x_79, zeta_1, zetaqinv_1);
+        const __m256i t_15 = nttgen_newhope512_avx2_montmul(x_78, zeta_1, zetaqinv_1);
+        const __m256i x_80 = _mm256_add_epi16(red_0, t_8);
+        const __m256i x_81 = _mm256_sub_epi16(red_0, t_8);
         const __m256i x_82 = nttgen_newhope512_avx2_unzip32_lo(x_80, x_81);
         const __m256i x_83 = nttgen_newhope512_avx2_unzip32_hi(x_80, x_81);
         const __m256i t_16 = nttgen_newhope512_avx2_montmul(x_83, zeta_2, zetaqinv_2);
         const __m256i t_17 = nttgen_newhope512_avx2_montmul(x_82, zeta_2, zetaqinv_2);
-        const __m256i x_84 = _mm256_add_epi16(x_54, t_7);
-        const __m256i x_85 = _mm256_sub_epi16(x_54, t_7);
-        const __m256i x_86 = _mm256_unpacklo_epi64(x_84, x_85);
-        const __m256i x_87 = _mm256_unpackhi_epi64(x_84, x_85);
-        const __m256i t_18 = nttgen_newhope512_avx2_montmul(x_86, zeta_1, zetaqinv_1);
-        const __m256i t_19 = nttgen_newhope512_avx2_montmul(x_87, zeta_1, zetaqinv_1);
-        const __m256i x_88 = _mm256_add_epi16(red_2, t_10);
-        const __m256i x_89 = _mm256_sub_epi16(red_2, t_10);
+        const __m256i x_84 = _mm256_add_epi16(red_2, t_10);
+        const __m256i x_85 = _mm256_sub_epi16(red_2, t_10);
+        const __m256i x_86 = nttgen_newhope512_avx2_unzip32_lo(x_84, x_85);
+        const __m256i x_87 = nttgen_newhope512_avx2_unzip32_hi(x_84, x_85);
+        const __m256i t_18 = nttgen_newhope512_avx2_montmul(x_87, zeta_2, zetaqinv_2);
+        const __m256i t_19 = nttgen_newhope512_avx2_montmul(x_86, zeta_2, zetaqinv_2);
+        const __m256i x_88 = _mm256_add_epi16(red_1, t_9);
+        const __m256i x_89 = _mm256_sub_epi16(red_1, t_9);
         const __m256i x_90 = nttgen_newhope512_avx2_unzip32_lo(x_88, x_89);
         const __m256i x_91 = nttgen_newhope512_avx2_unzip32_hi(x_88, x_89);
         const __m256i t_20 = nttgen_newhope512_avx2_montmul(x_91, zeta_2, zetaqinv_2);
@@ -1527,114 +1530,114 @@ void nttgen_newhope512_avx2_intt(int16_t a[512]) {
         const __m256i x_99 = nttgen_newhope512_avx2_unzip32_hi(x_96, x_97);
         const __m256i t_22 = nttgen_newhope512_avx2_montmul(x_99, zeta_2, zetaqinv_2);
         const __m256i t_23 = nttgen_newhope512_avx2_montmul(x_98, zeta_2, zetaqinv_2);
-        const __m256i x_100 = _mm256_add_epi16(red_5, t_13);
-        const __m256i x_101 = _mm256_sub_epi16(red_5, t_13);
+        const __m256i x_100 = _mm256_add_epi16(red_6, t_14);
+        const __m256i x_101 = _mm256_sub_epi16(red_6, t_14);
         const __m256i x_102 = nttgen_newhope512_avx2_unzip32_lo(x_100, x_101);
         const __m256i x_103 = nttgen_newhope512_avx2_unzip32_hi(x_100, x_101);
-        const __m256i x_104 = _mm256_add_epi16(x_95, t_14);
-        const __m256i x_105 = _mm256_sub_epi16(x_95, t_14);
+        const __m256i x_104 = _mm256_add_epi16(x_95, t_16);
+        const __m256i x_105 = _mm256_sub_epi16(x_95, t_16);
         const __m256i x_106 = _mm256_inserti128_si256(x_104, _mm256_castsi256_si128(x_105), 1);
         const __m256i x_107 = _mm256_permute2x128_si256(x_104, x_105, 49);
-        const __m256i t_24 = nttgen_newhope512_avx2_montmul(x_106, zeta_3, zetaqinv_3);
-        const __m256i t_25 = nttgen_newhope512_avx2_montmul(x_107, zeta_3, zetaqinv_3);
-        const __m256i x_108 = _mm256_add_epi16(x_103, t_16);
-        const __m256i x_109 = _mm256_sub_epi16(x_103, t_16);
+        const __m256i red_8 = nttgen_newhope512_avx2_barrett_coarse(x_106);
+        const __m256i red_9 = nttgen_newhope512_avx2_barrett_coarse(x_107);
+        const __m256i x_108 = _mm256_add_epi16(x_103, t_18);
+        const __m256i x_109 = _mm256_sub_epi16(x_103, t_18);
         const __m256i x_110 = _mm256_inserti128_si256(x_108, _mm256_castsi256_si128(x_109), 1);
         const __m256i x_111 = _mm256_permute2x128_si256(x_108, x_109, 49);
-        const __m256i t_26 = nttgen_newhope512_avx2_montmul(x_110, zeta_3, zetaqinv_3);
-        const __m256i t_27 = nttgen_newhope512_avx2_montmul(x_111, zeta_3, zetaqinv_3);
-        const __m256i x_112 = _mm256_add_epi16(red_6, t_18);
-        const __m256i x_113 = _mm256_sub_epi16(red_6, t_18);
+        const __m256i t_24 = nttgen_newhope512_avx2_montmul(x_110, zeta_3, zetaqinv_3);
+        const __m256i t_25 = nttgen_newhope512_avx2_montmul(x_111, zeta_3, zetaqinv_3);
+        const __m256i x_112 = _mm256_add_epi16(red_5, t_13);
+        const __m256i x_113 = _mm256_sub_epi16(red_5, t_13);
         const __m256i x_114 = nttgen_newhope512_avx2_unzip32_lo(x_112, x_113);
         const __m256i x_115 = nttgen_newhope512_avx2_unzip32_hi(x_112, x_113);
-        const __m256i x_116 = _mm256_add_epi16(red_7, t_19);
-        const __m256i x_117 = _mm256_sub_epi16(red_7, t_19);
+        const __m256i x_116 = _mm256_add_epi16(red_7, t_15);
+        const __m256i x_117 = _mm256_sub_epi16(red_7, t_15);
         const __m256i x_118 = nttgen_newhope512_avx2_unzip32_lo(x_116, x_117);
         const __m256i x_119 = nttgen_newhope512_avx2_unzip32_hi(x_116, x_117);
         const __m256i x_120 = _mm256_add_epi16(x_115, t_20);
         const __m256i x_121 = _mm256_sub_epi16(x_115, t_20);
         const __m256i x_122 = _mm256_inserti128_si256(x_120, _mm256_castsi256_si128(x_121), 1);
         const __m256i x_123 = _mm256_permute2x128_si256(x_120, x_121, 49);
-        const __m256i x_124 = _mm256_add_epi16(x_94, t_15);
-        const __m256i x_125 = _mm256_sub_epi16(x_94, t_15);
+        const __m256i red_10 = nttgen_newhope512_avx2_barrett_coarse(x_122);
+        const __m256i red_11 = nttgen_newhope512_avx2_barrett_coarse(x_123);
+        const __m256i x_124 = _mm256_add_epi16(x_94, t_17);
+        const __m256i x_125 = _mm256_sub_epi16(x_94, t_17);
         const __m256i x_126 = _mm256_inserti128_si256(x_124, _mm256_castsi256_si128(x_125), 1);
         const __m256i x_127 = _mm256_permute2x128_si256(x_124, x_125, 49);
-        const __m256i t_28 = nttgen_newhope512_avx2_montmul(x_126, zeta_3, zetaqinv_3);
-        const __m256i t_29 = nttgen_newhope512_avx2_montmul(x_127, zeta_3, zetaqinv_3);
+        const __m256i red_12 = nttgen_newhope512_avx2_barrett_coarse(x_126);
+        const __m256i red_13 = nttgen_newhope512_avx2_barrett_coarse(x_127);
         const __m256i x_128 = _mm256_add_epi16(x_119, t_22);
         const __m256i x_129 = _mm256_sub_epi16(x_119, t_22);
         const __m256i x_130 = _mm256_inserti128_si256(x_128, _mm256_castsi256_si128(x_129), 1);
         const __m256i x_131 = _mm256_permute2x128_si256(x_128, x_129, 49);
-        const __m256i x_132 = _mm256_add_epi16(x_102, t_17);
-        const __m256i x_133 = _mm256_sub_epi16(x_102, t_17);
+        const __m256i t_26 = nttgen_newhope512_avx2_montmul(x_130, zeta_3, zetaqinv_3);
+        const __m256i t_27 = nttgen_newhope512_avx2_montmul(x_131, zeta_3, zetaqinv_3);
+        const __m256i x_132 = _mm256_add_epi16(x_102, t_19);
+        const __m256i x_133 = _mm256_sub_epi16(x_102, t_19);
         const __m256i x_134 = _mm256_inserti128_si256(x_132, _mm256_castsi256_si128(x_133), 1);
         const __m256i x_135 = _mm256_permute2x128_si256(x_132, x_133, 49);
-        const __m256i t_30 = nttgen_newhope512_avx2_montmul(x_134, zeta_3, zetaqinv_3);
-        const __m256i t_31 = nttgen_newhope512_avx2_montmul(x_135, zeta_3, zetaqinv_3);
-        const __m256i x_136 = _mm256_add_epi16(x_122, t_24);
-        const __m256i x_137 = _mm256_sub_epi16(x_122, t_24);
-        const __m256i red_8 = nttgen_newhope512_avx2_barrett(x_136);
-        const __m256i red_9 = nttgen_newhope512_avx2_barrett(x_137);
-        const __m256i x_138 = _mm256_add_epi16(x_123, t_25);
-        const __m256i x_139 = _mm256_sub_epi16(x_123, t_25);
-        const __m256i red_10 = nttgen_newhope512_avx2_barrett(x_138);
-        const __m256i red_11 = nttgen_newhope512_avx2_barrett(x_139);
-        const __m256i x_140 = _mm256_add_epi16(x_130, t_26);
-        const __m256i x_141 = _mm256_sub_epi16(x_130, t_26);
-        const __m256i t_32 = nttgen_newhope512_avx2_montmul(x_140, zeta_4, zetaqinv_4);
-        const __m256i t_33 = nttgen_newhope512_avx2_montmul(x_141, zeta_5, zetaqinv_5);
-        const __m256i x_142 = _mm256_add_epi16(x_131, t_27);
-        const __m256i x_143 = _mm256_sub_epi16(x_131, t_27);
-        const __m256i t_34 = nttgen_newhope512_avx2_montmul(x_142, zeta_4, zetaqinv_4);
-        const __m256i t_35 = nttgen_newhope512_avx2_montmul(x_143, zeta_5, zetaqinv_5);
-        const __m256i x_144 = _mm256_add_epi16(x_114, t_21);
-        const __m256i x_145 = _mm256_sub_epi16(x_114, t_21);
+        const __m256i t_28 = nttgen_newhope512_avx2_montmul(x_134, zeta_3, zetaqinv_3);
+        const __m256i t_29 = nttgen_newhope512_avx2_montmul(x_135, zeta_3, zetaqinv_3);
+        const __m256i x_136 = _mm256_add_epi16(red_8, t_24);
+        const __m256i x_137 = _mm256_sub_epi16(red_8, t_24);
+        const __m256i t_30 = nttgen_newhope512_avx2_montmul(x_136, zeta_4, zetaqinv_4);
+        const __m256i t_31 = nttgen_newhope512_avx2_montmul(x_137, zeta_5, zetaqinv_5);
+        const __m256i x_138 = _mm256_add_epi16(red_9, t_25);
+        const __m256i x_139 = _mm256_sub_epi16(red_9, t_25);
+        const __m256i t_32 = nttgen_newhope512_avx2_montmul(x_138, zeta_4, zetaqinv_4);
+        const __m256i t_33 = nttgen_newhope512_avx2_montmul(x_139, zeta_5, zetaqinv_5);
+        const __m256i x_140 = _mm256_add_epi16(x_114, t_21);
+        const __m256i x_141 = _mm256_sub_epi16(x_114, t_21);
+        const __m256i x_142 = _mm256_inserti128_si256(x_140, _mm256_castsi256_si128(x_141), 1);
+        const __m256i x_143 = _mm256_permute2x128_si256(x_140, x_141, 49);
+        const __m256i red_14 = nttgen_newhope512_avx2_barrett_coarse(x_142);
+        const __m256i red_15 = nttgen_newhope512_avx2_barrett_coarse(x_143);
+        const __m256i x_144 = _mm256_add_epi16(x_118, t_23);
+        const __m256i x_145 = _mm256_sub_epi16(x_118, t_23);
         const __m256i x_146 = _mm256_inserti128_si256(x_144, _mm256_castsi256_si128(x_145), 1);
         const __m256i x_147 = _mm256_permute2x128_si256(x_144, x_145, 49);
-        const __m256i x_148 = _mm256_add_epi16(x_118, t_23);
-        const __m256i x_149 = _mm256_sub_epi16(x_118, t_23);
-        const __m256i x_150 = _mm256_inserti128_si256(x_148, _mm256_castsi256_si128(x_149), 1);
-        const __m256i x_151 = _mm256_permute2x128_si256(x_148, x_149, 49);
-        const __m256i x_152 = _mm256_add_epi16(x_146, t_28);
-        const __m256i x_153 = _mm256_sub_epi16(x_146, t_28);
-        const __m256i red_12 = nttgen_newhope512_avx2_barrett(x_152);
-        const __m256i red_13 = nttgen_newhope512_avx2_barrett(x_153);
-        const __m256i x_154 = _mm256_add_epi16(x_147, t_29);
-        const __m256i x_155 = _mm256_sub_epi16(x_147, t_29);
-        const __m256i red_14 = nttgen_newhope512_avx2_barrett(x_154);
-        const __m256i red_15 = nttgen_newhope512_avx2_barrett(x_155);
-        const __m256i x_156 = _mm256_add_epi16(x_150, t_30);
-        const __m256i x_157 = _mm256_sub_epi16(x_150, t_30);
-        const __m256i t_36 = nttgen_newhope512_avx2_montmul(x_156, zeta_4, zetaqinv_4);
-        const __m256i t_37 = nttgen_newhope512_avx2_montmul(x_157, zeta_5, zetaqinv_5);
-        const __m256i x_158 = _mm256_add_epi16(x_151, t_31);
-        const __m256i x_159 = _mm256_sub_epi16(x_151, t_31);
-        const __m256i t_38 = nttgen_newhope512_avx2_montmul(x_158, zeta_4, zetaqinv_4);
-        const __m256i t_39 = nttgen_newhope512_avx2_montmul(x_159, zeta_5, zetaqinv_5);
-        const __m256i x_160 = _mm256_add_epi16(red_8, t_32);
-        const __m256i x_161 = _mm256_sub_epi16(red_8, t_32);
-        const __m256i t_40 = nttgen_newhope512_avx2_montmul(x_160, zeta_6, zetaqinv_6);
-        const __m256i t_41 = nttgen_newhope512_avx2_montmul(x_161, zeta_7, zetaqinv_7);
-        const __m256i x_162 = _mm256_add_epi16(red_10, t_34);
-        const __m256i x_163 = _mm256_sub_epi16(red_10, t_34);
-        const __m256i t_42 = nttgen_newhope512_avx2_montmul(x_162, zeta_6, zetaqinv_6);
-        const __m256i t_43 = nttgen_newhope512_avx2_montmul(x_163, zeta_7, zetaqinv_7);
-        const __m256i x_164 = _mm256_add_epi16(red_9, t_33);
-        const __m256i x_165 = _mm256_sub_epi16(red_9, t_33);
-        const __m256i t_44 = nttgen_newhope512_avx2_montmul(x_164, zeta_8, zetaqinv_8);
-        const __m256i t_45 = nttgen_newhope512_avx2_montmul(x_165, zeta_9, zetaqinv_9);
-        const __m256i x_166 = _mm256_add_epi16(red_11, t_35);
-        const __m256i x_167 = _mm256_sub_epi16(red_11, t_35);
-        const __m256i t_46 = nttgen_newhope512_avx2_montmul(x_166, zeta_8, zetaqinv_8);
-        const __m256i t_47 = nttgen_newhope512_avx2_montmul(x_167, zeta_9, zetaqinv_9);
-        const __m256i x_168 = _mm256_add_epi16(red_12, t_36);
-        const __m256i x_169 = _mm256_sub_epi16(red_12, t_36);
-        const __m256i x_170 = _mm256_add_epi16(red_14, t_38);
-        const __m256i x_171 = _mm256_sub_epi16(red_14, t_38);
-        const __m256i x_172 = _mm256_add_epi16(red_13, t_37);
-        const __m256i x_173 = _mm256_sub_epi16(red_13, t_37);
-        const __m256i x_174 = _mm256_add_epi16(red_15, t_39);
-        const __m256i x_175 = _mm256_sub_epi16(red_15, t_39);
+        const __m256i t_34 = nttgen_newhope512_avx2_montmul(x_146, zeta_3, zetaqinv_3);
+        const __m256i t_35 = nttgen_newhope512_avx2_montmul(x_147, zeta_3, zetaqinv_3);
+        const __m256i x_148 = _mm256_add_epi16(red_10, t_26);
+        const __m256i x_149 = _mm256_sub_epi16(red_10, t_26);
+        const __m256i x_150 = _mm256_add_epi16(red_11, t_27);
+        const __m256i x_151 = _mm256_sub_epi16(red_11, t_27);
+        const __m256i x_152 = _mm256_add_epi16(red_12, t_28);
+        const __m256i x_153 = _mm256_sub_epi16(red_12, t_28);
+        const __m256i t_36 = nttgen_newhope512_avx2_montmul(x_152, zeta_4, zetaqinv_4);
+        const __m256i t_37 = nttgen_newhope512_avx2_montmul(x_153, zeta_5, zetaqinv_5);
+        const __m256i x_154 = _mm256_add_epi16(red_13, t_29);
+        const __m256i x_155 = _mm256_sub_epi16(red_13, t_29);
+        const __m256i t_38 = nttgen_newhope512_avx2_montmul(x_154, zeta_4, zetaqinv_4);
+        const __m256i t_39 = nttgen_newhope512_avx2_montmul(x_155, zeta_5, zetaqinv_5);
+        const __m256i x_156 = _mm256_add_epi16(x_148, t_30);
+        const __m256i x_157 = _mm256_sub_epi16(x_148, t_30);
+        const __m256i t_40 = nttgen_newhope512_avx2_montmul(x_156, zeta_6, zetaqinv_6);
+        const __m256i t_41 = nttgen_newhope512_avx2_montmul(x_157, zeta_7, zetaqinv_7);
+        const __m256i x_158 = _mm256_add_epi16(x_150, t_32);
+        const __m256i x_159 = _mm256_sub_epi16(x_150, t_32);
+        const __m256i t_42 = nttgen_newhope512_avx2_montmul(x_158, zeta_6, zetaqinv_6);
+        const __m256i t_43 = nttgen_newhope512_avx2_montmul(x_159, zeta_7, zetaqinv_7);
+        const __m256i x_160 = _mm256_add_epi16(x_149, t_31);
+        const __m256i x_161 = _mm256_sub_epi16(x_149, t_31);
+        const __m256i t_44 = nttgen_newhope512_avx2_montmul(x_160, zeta_8, zetaqinv_8);
+        const __m256i t_45 = nttgen_newhope512_avx2_montmul(x_161, zeta_9, zetaqinv_9);
+        const __m256i x_162 = _mm256_add_epi16(x_151, t_33);
+        const __m256i x_163 = _mm256_sub_epi16(x_151, t_33);
+        const __m256i t_46 = nttgen_newhope512_avx2_montmul(x_162, zeta_8, zetaqinv_8);
+        const __m256i t_47 = nttgen_newhope512_avx2_montmul(x_163, zeta_9, zetaqinv_9);
+        const __m256i x_164 = _mm256_add_epi16(red_14, t_34);
+        const __m256i x_165 = _mm256_sub_epi16(red_14, t_34);
+        const __m256i x_166 = _mm256_add_epi16(red_15, t_35);
+        const __m256i x_167 = _mm256_sub_epi16(red_15, t_35);
+        const __m256i x_168 = _mm256_add_epi16(x_164, t_36);
+        const __m256i x_169 = _mm256_sub_epi16(x_164, t_36);
+        const __m256i x_170 = _mm256_add_epi16(x_166, t_38);
+        const __m256i x_171 = _mm256_sub_epi16(x_166, t_38);
+        const __m256i x_172 = _mm256_add_epi16(x_165, t_37);
+        const __m256i x_173 = _mm256_sub_epi16(x_165, t_37);
+        const __m256i x_174 = _mm256_add_epi16(x_167, t_39);
+        const __m256i x_175 = _mm256_sub_epi16(x_167, t_39);
         const __m256i x_176 = _mm256_add_epi16(x_168, t_40);
         const __m256i x_177 = _mm256_sub_epi16(x_168, t_40);
         _mm256_storeu_si256((__m256i *)&a[j_0 * 128], x_176);
@@ -1680,22 +1683,20 @@ void nttgen_newhope512_avx2_intt(int16_t a[512]) {
             _mm256_load_si256((const __m256i *)(&zetas_dit_0[blk_0 * 192] + 352));
         const __m256i zetaqinv_11 =
             _mm256_load_si256((const __m256i *)(&zetas_dit_0[blk_0 * 192] + 368));
-        const __m256i x_192 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 16] + 128));
-        const __m256i x_193 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 16] + 192));
-        const __m256i x_194 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 16] + 384));
+        const __m256i x_192 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 16] + 256));
+        const __m256i x_193 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 16] + 384));
+        const __m256i x_194 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 16] + 320));
         const __m256i x_195 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 16] + 448));
-        const __m256i pin_0 = nttgen_newhope512_avx2_keep(x_192);
+        const __m256i pin_0 = nttgen_newhope512_avx2_keep(x_193);
         const __m256i t_48 = nttgen_newhope512_avx2_montmul(pin_0, zeta_10, zetaqinv_10);
-        const __m256i pin_1 = nttgen_newhope512_avx2_keep(x_193);
+        const __m256i red_16 = nttgen_newhope512_avx2_barrett_coarse(x_192);
+        const __m256i pin_1 = nttgen_newhope512_avx2_keep(x_195);
         const __m256i t_49 = nttgen_newhope512_avx2_montmul(pin_1, zeta_11, zetaqinv_11);
-        const __m256i pin_2 = nttgen_newhope512_avx2_keep(x_194);
-        const __m256i t_50 = nttgen_newhope512_avx2_montmul(pin_2, zeta_10, zetaqinv_10);
-        const __m256i pin_3 = nttgen_newhope512_avx2_keep(x_195);
-        const __m256i t_51 = nttgen_newhope512_avx2_montmul(pin_3, zeta_11, zetaqinv_11);
+        const __m256i red_17 = nttgen_newhope512_avx2_barrett_coarse(x_194);
         const __m256i x_196 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 16]);
-        const __m256i x_197 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 16] + 64));
-        const __m256i x_198 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 16] + 256));
-        const __m256i x_199 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 16] + 320));
+        const __m256i x_197 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 16] + 128));
+        const __m256i x_198 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 16] + 64));
+        const __m256i x_199 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 16] + 192));
         const __m256i zeta_12 =
             _mm256_load_si256((const __m256i *)(&zetas_dit_0[blk_0 * 192] + 384));
         const __m256i zetaqinv_12 =
@@ -1712,22 +1713,20 @@ void nttgen_newhope512_avx2_intt(int16_t a[512]) {
             _mm256_load_si256((const __m256i *)(&zetas_dit_0[blk_0 * 192] + 480));
         const __m256i zetaqinv_15 =
             _mm256_load_si256((const __m256i *)(&zetas_dit_0[blk_0 * 192] + 496));
-        const __m256i x_200 = _mm256_add_epi16(x_196, t_48);
-        const __m256i x_201 = _mm256_sub_epi16(x_196, t_48);
-        const __m256i x_202 = _mm256_add_epi16(x_197, t_49);
-        const __m256i x_203 = _mm256_sub_epi16(x_197, t_49);
-        const __m256i red_16 = nttgen_newhope512_avx2_barrett(x_200);
-        const __m256i red_17 = nttgen_newhope512_avx2_barrett(x_201);
-        const __m256i red_18 = nttgen_newhope512_avx2_barrett(x_202);
-        const __m256i red_19 = nttgen_newhope512_avx2_barrett(x_203);
-        const __m256i x_204 = _mm256_add_epi16(x_198, t_50);
-        const __m256i x_205 = _mm256_sub_epi16(x_198, t_50);
-        const __m256i x_206 = _mm256_add_epi16(x_199, t_51);
-        const __m256i x_207 = _mm256_sub_epi16(x_199, t_51);
-        const __m256i t_52 = nttgen_newhope512_avx2_montmul(x_204, zeta_12, zetaqinv_12);
-        const __m256i t_53 = nttgen_newhope512_avx2_montmul(x_205, zeta_13, zetaqinv_13);
-        const __m256i t_54 = nttgen_newhope512_avx2_montmul(x_206, zeta_14, zetaqinv_14);
-        const __m256i t_55 = nttgen_newhope512_avx2_montmul(x_207, zeta_15, zetaqinv_15);
+        const __m256i pin_2 = nttgen_newhope512_avx2_keep(x_197);
+        const __m256i t_50 = nttgen_newhope512_avx2_montmul(pin_2, zeta_10, zetaqinv_10);
+        const __m256i red_18 = nttgen_newhope512_avx2_barrett_coarse(x_196);
+        const __m256i x_200 = _mm256_add_epi16(red_16, t_48);
+        const __m256i x_201 = _mm256_sub_epi16(red_16, t_48);
+        const __m256i pin_3 = nttgen_newhope512_avx2_keep(x_199);
+        const __m256i t_51 = nttgen_newhope512_avx2_montmul(pin_3, zeta_11, zetaqinv_11);
+        const __m256i red_19 = nttgen_newhope512_avx2_barrett_coarse(x_198);
+        const __m256i x_202 = _mm256_add_epi16(red_17, t_49);
+        const __m256i x_203 = _mm256_sub_epi16(red_17, t_49);
+        const __m256i t_52 = nttgen_newhope512_avx2_montmul(x_200, zeta_12, zetaqinv_12);
+        const __m256i t_53 = nttgen_newhope512_avx2_montmul(x_201, zeta_13, zetaqinv_13);
+        const __m256i t_54 = nttgen_newhope512_avx2_montmul(x_202, zeta_14, zetaqinv_14);
+        const __m256i t_55 = nttgen_newhope512_avx2_montmul(x_203, zeta_15, zetaqinv_15);
         const __m256i tw_0 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32]);
         const __m256i twqinv_0 = _mm256_load_si256((const __m256i *)(&twist_0[blk_0 * 32] + 16));
         const __m256i tw_1 = _mm256_load_si256((const __m256i *)(&twist_0[blk_0 * 32] + 512));
@@ -1744,14 +1743,18 @@ void nttgen_newhope512_avx2_intt(int16_t a[512]) {
         const __m256i twqinv_6 = _mm256_load_si256((const __m256i *)(&twist_0[blk_0 * 32] + 400));
         const __m256i tw_7 = _mm256_load_si256((const __m256i *)(&twist_0[blk_0 * 32] + 896));
         const __m256i twqinv_7 = _mm256_load_si256((const __m256i *)(&twist_0[blk_0 * 32] + 912));
-        const __m256i x_208 = _mm256_add_epi16(red_16, t_52);
-        const __m256i x_209 = _mm256_sub_epi16(red_16, t_52);
-        const __m256i x_210 = _mm256_add_epi16(red_17, t_53);
-        const __m256i x_211 = _mm256_sub_epi16(red_17, t_53);
-        const __m256i x_212 = _mm256_add_epi16(red_18, t_54);
-        const __m256i x_213 = _mm256_sub_epi16(red_18, t_54);
-        const __m256i x_214 = _mm256_add_epi16(red_19, t_55);
-        const __m256i x_215 = _mm256_sub_epi16(red_19, t_55);
+        const __m256i x_204 = _mm256_add_epi16(red_18, t_50);
+        const __m256i x_205 = _mm256_sub_epi16(red_18, t_50);
+        const __m256i x_206 = _mm256_add_epi16(red_19, t_51);
+        const __m256i x_207 = _mm256_sub_epi16(red_19, t_51);
+        const __m256i x_208 = _mm256_add_epi16(x_204, t_52);
+        const __m256i x_209 = _mm256_sub_epi16(x_204, t_52);
+        const __m256i x_210 = _mm256_add_epi16(x_205, t_53);
+        const __m256i x_211 = _mm256_sub_epi16(x_205, t_53);
+        const __m256i x_212 = _mm256_add_epi16(x_206, t_54);
+        const __m256i x_213 = _mm256_sub_epi16(x_206, t_54);
+        const __m256i x_214 = _mm256_add_epi16(x_207, t_55);
+        const __m256i x_215 = _mm256_sub_epi16(x_207, t_55);
         const __m256i x_216 = nttgen_newhope512_avx2_montmul(x_208, tw_0, twqinv_0);
         const __m256i x_217 = nttgen_newhope512_avx2_montmul(x_209, tw_1, twqinv_1);
         const __m256i x_218 = nttgen_newhope512_avx2_montmul(x_210, tw_2, twqinv_2);
@@ -1770,7 +1773,7 @@ void nttgen_newhope512_avx2_intt(int16_t a[512]) {
         _mm256_storeu_si256((__m256i *)(&a[blk_0 * 16] + 448), x_223);
     }
 #ifdef NTTGEN_DEBUG
-    nttgen_newhope512_avx2_assert_range(a, 512, -7545, 7546);
+    nttgen_newhope512_avx2_assert_range(a, 512, -8584, 8585);
 #endif
 }
 
@@ -2135,8 +2138,8 @@ void nttgen_newhope512_avx2_from_standard(int16_t a[512]) {
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta, in [0, q)
  * a[512]: on entry in [-12288, 12288], on exit in [0, 12288]
- * Ops per call: load 196, store 64, add 144, sub 144, montmul 160, barrett 48, cond_add_q 32,
- *   shuffle 48, zip 16
+ * Ops per call: load 196, store 64, add 144, sub 144, montmul 160, barrett_coarse 48, cond_add_q
+ *   32, shuffle 48, zip 16
  */
 static NTTGEN_NOINLINE void nttgen_newhope512_avx2_intt_reduce(int16_t a[512]) {
     const int16_t *const zetas_dit_0 = nttgen_newhope512_avx2_intt_zetas_dit;
@@ -2167,123 +2170,123 @@ static NTTGEN_NOINLINE void nttgen_newhope512_avx2_intt_reduce(int16_t a[512]) {
     const __m256i zetaqinv_9 = _mm256_load_si256((const __m256i *)&zetas_dit_0[304]);
     for (size_t j_0 = 0; j_0 < 2; ++j_0) {
         const __m256i x_0 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 128] + 288));
-        const __m256i x_1 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 128] + 304));
-        const __m256i x_2 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 128] + 352));
+        const __m256i x_1 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 128] + 352));
+        const __m256i x_2 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 128] + 304));
         const __m256i x_3 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 128] + 368));
-        const __m256i x_4 = _mm256_add_epi16(x_0, x_1);
-        const __m256i x_5 = _mm256_sub_epi16(x_0, x_1);
-        const __m256i x_6 = nttgen_newhope512_avx2_ilv16_lo(x_4, x_5);
-        const __m256i x_7 = nttgen_newhope512_avx2_ilv16_hi(x_4, x_5);
-        const __m256i x_8 = _mm256_add_epi16(x_2, x_3);
-        const __m256i x_9 = _mm256_sub_epi16(x_2, x_3);
-        const __m256i x_10 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 128] + 256));
-        const __m256i x_11 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 128] + 32));
-        const __m256i x_12 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 128] + 272));
-        const __m256i x_13 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 128] + 48));
-        const __m256i x_14 = nttgen_newhope512_avx2_ilv16_lo(x_8, x_9);
-        const __m256i x_15 = nttgen_newhope512_avx2_ilv16_hi(x_8, x_9);
-        const __m256i t_0 = nttgen_newhope512_avx2_montmul(x_7, zeta_0, zetaqinv_0);
-        const __m256i x_16 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 128] + 320));
-        const __m256i x_17 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 128] + 96));
-        const __m256i x_18 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 128] + 336));
+        const __m256i x_4 = _mm256_add_epi16(x_0, x_2);
+        const __m256i x_5 = _mm256_sub_epi16(x_0, x_2);
+        const __m256i x_6 = _mm256_add_epi16(x_1, x_3);
+        const __m256i x_7 = _mm256_sub_epi16(x_1, x_3);
+        const __m256i x_8 = nttgen_newhope512_avx2_ilv16_lo(x_4, x_5);
+        const __m256i x_9 = nttgen_newhope512_avx2_ilv16_hi(x_4, x_5);
+        const __m256i x_10 = nttgen_newhope512_avx2_ilv16_lo(x_6, x_7);
+        const __m256i x_11 = nttgen_newhope512_avx2_ilv16_hi(x_6, x_7);
+        const __m256i x_12 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 128] + 256));
+        const __m256i x_13 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 128] + 320));
+        const __m256i x_14 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 128] + 32));
+        const __m256i x_15 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 128] + 96));
+        const __m256i x_16 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 128] + 272));
+        const __m256i x_17 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 128] + 336));
+        const __m256i x_18 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 128] + 48));
         const __m256i x_19 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 128] + 112));
-        const __m256i t_1 = nttgen_newhope512_avx2_montmul(x_15, zeta_0, zetaqinv_0);
-        const __m256i t_2 = nttgen_newhope512_avx2_montmul(x_6, zeta_0, zetaqinv_0);
-        const __m256i t_3 = nttgen_newhope512_avx2_montmul(x_14, zeta_0, zetaqinv_0);
-        const __m256i x_20 = _mm256_add_epi16(x_10, x_12);
-        const __m256i x_21 = _mm256_sub_epi16(x_10, x_12);
+        const __m256i t_0 = nttgen_newhope512_avx2_montmul(x_8, zeta_0, zetaqinv_0);
+        const __m256i t_1 = nttgen_newhope512_avx2_montmul(x_10, zeta_0, zetaqinv_0);
+        const __m256i t_2 = nttgen_newhope512_avx2_montmul(x_9, zeta_0, zetaqinv_0);
+        const __m256i t_3 = nttgen_newhope512_avx2_montmul(x_11, zeta_0, zetaqinv_0);
+        const __m256i x_20 = _mm256_add_epi16(x_12, x_16);
+        const __m256i x_21 = _mm256_sub_epi16(x_12, x_16);
         const __m256i x_22 = nttgen_newhope512_avx2_ilv16_lo(x_20, x_21);
         const __m256i x_23 = nttgen_newhope512_avx2_ilv16_hi(x_20, x_21);
-        const __m256i x_24 = _mm256_add_epi16(x_11, x_13);
-        const __m256i x_25 = _mm256_sub_epi16(x_11, x_13);
+        const __m256i x_24 = _mm256_add_epi16(x_13, x_17);
+        const __m256i x_25 = _mm256_sub_epi16(x_13, x_17);
         const __m256i x_26 = nttgen_newhope512_avx2_ilv16_lo(x_24, x_25);
         const __m256i x_27 = nttgen_newhope512_avx2_ilv16_hi(x_24, x_25);
-        const __m256i t_4 = nttgen_newhope512_avx2_montmul(x_27, zeta_0, zetaqinv_0);
-        const __m256i t_5 = nttgen_newhope512_avx2_montmul(x_26, zeta_0, zetaqinv_0);
-        const __m256i x_28 = _mm256_add_epi16(x_16, x_18);
-        const __m256i x_29 = _mm256_sub_epi16(x_16, x_18);
+        const __m256i x_28 = _mm256_add_epi16(x_14, x_18);
+        const __m256i x_29 = _mm256_sub_epi16(x_14, x_18);
         const __m256i x_30 = nttgen_newhope512_avx2_ilv16_lo(x_28, x_29);
         const __m256i x_31 = nttgen_newhope512_avx2_ilv16_hi(x_28, x_29);
-        const __m256i x_32 = _mm256_add_epi16(x_17, x_19);
-        const __m256i x_33 = _mm256_sub_epi16(x_17, x_19);
+        const __m256i t_4 = nttgen_newhope512_avx2_montmul(x_30, zeta_0, zetaqinv_0);
+        const __m256i t_5 = nttgen_newhope512_avx2_montmul(x_31, zeta_0, zetaqinv_0);
+        const __m256i x_32 = _mm256_add_epi16(x_15, x_19);
+        const __m256i x_33 = _mm256_sub_epi16(x_15, x_19);
         const __m256i x_34 = nttgen_newhope512_avx2_ilv16_lo(x_32, x_33);
         const __m256i x_35 = nttgen_newhope512_avx2_ilv16_hi(x_32, x_33);
-        const __m256i t_6 = nttgen_newhope512_avx2_montmul(x_35, zeta_0, zetaqinv_0);
-        const __m256i t_7 = nttgen_newhope512_avx2_montmul(x_34, zeta_0, zetaqinv_0);
+        const __m256i t_6 = nttgen_newhope512_avx2_montmul(x_34, zeta_0, zetaqinv_0);
+        const __m256i t_7 = nttgen_newhope512_avx2_montmul(x_35, zeta_0, zetaqinv_0);
         const __m256i x_36 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 128]);
-        const __m256i x_37 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 128] + 16));
-        const __m256i x_38 = _mm256_add_epi16(x_23, t_0);
-        const __m256i x_39 = _mm256_sub_epi16(x_23, t_0);
-        const __m256i x_40 = _mm256_unpacklo_epi64(x_38, x_39);
-        const __m256i x_41 = _mm256_unpackhi_epi64(x_38, x_39);
-        const __m256i red_0 = nttgen_newhope512_avx2_barrett(x_40);
-        const __m256i red_1 = nttgen_newhope512_avx2_barrett(x_41);
-        const __m256i x_42 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 128] + 64));
-        const __m256i x_43 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 128] + 80));
-        const __m256i x_44 = _mm256_add_epi16(x_31, t_1);
-        const __m256i x_45 = _mm256_sub_epi16(x_31, t_1);
+        const __m256i x_37 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 128] + 64));
+        const __m256i x_38 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 128] + 16));
+        const __m256i x_39 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 128] + 80));
+        const __m256i x_40 = _mm256_add_epi16(x_22, t_0);
+        const __m256i x_41 = _mm256_sub_epi16(x_22, t_0);
+        const __m256i x_42 = _mm256_unpacklo_epi64(x_40, x_41);
+        const __m256i x_43 = _mm256_unpackhi_epi64(x_40, x_41);
+        const __m256i red_0 = nttgen_newhope512_avx2_barrett_coarse(x_43);
+        const __m256i red_1 = nttgen_newhope512_avx2_barrett_coarse(x_42);
+        const __m256i x_44 = _mm256_add_epi16(x_26, t_1);
+        const __m256i x_45 = _mm256_sub_epi16(x_26, t_1);
         const __m256i x_46 = _mm256_unpacklo_epi64(x_44, x_45);
         const __m256i x_47 = _mm256_unpackhi_epi64(x_44, x_45);
-        const __m256i t_8 = nttgen_newhope512_avx2_montmul(x_46, zeta_1, zetaqinv_1);
-        const __m256i t_9 = nttgen_newhope512_avx2_montmul(x_47, zeta_1, zetaqinv_1);
-        const __m256i x_48 = _mm256_add_epi16(x_36, x_37);
-        const __m256i x_49 = _mm256_sub_epi16(x_36, x_37);
-        const __m256i x_50 = nttgen_newhope512_avx2_ilv16_lo(x_48, x_49);
-        const __m256i x_51 = nttgen_newhope512_avx2_ilv16_hi(x_48, x_49);
-        const __m256i x_52 = _mm256_add_epi16(x_42, x_43);
-        const __m256i x_53 = _mm256_sub_epi16(x_42, x_43);
-        const __m256i x_54 = nttgen_newhope512_avx2_ilv16_lo(x_52, x_53);
-        const __m256i x_55 = nttgen_newhope512_avx2_ilv16_hi(x_52, x_53);
-        const __m256i x_56 = _mm256_add_epi16(x_22, t_2);
-        const __m256i x_57 = _mm256_sub_epi16(x_22, t_2);
-        const __m256i x_58 = _mm256_unpacklo_epi64(x_56, x_57);
-        const __m256i x_59 = _mm256_unpackhi_epi64(x_56, x_57);
-        const __m256i red_2 = nttgen_newhope512_avx2_barrett(x_58);
-        const __m256i red_3 = nttgen_newhope512_avx2_barrett(x_59);
-        const __m256i x_60 = _mm256_add_epi16(x_51, t_4);
-        const __m256i x_61 = _mm256_sub_epi16(x_51, t_4);
-        const __m256i x_62 = _mm256_unpacklo_epi64(x_60, x_61);
-        const __m256i x_63 = _mm256_unpackhi_epi64(x_60, x_61);
-        const __m256i red_4 = nttgen_newhope512_avx2_barrett(x_62);
-        const __m256i red_5 = nttgen_newhope512_avx2_barrett(x_63);
-        const __m256i x_64 = _mm256_add_epi16(x_30, t_3);
-        const __m256i x_65 = _mm256_sub_epi16(x_30, t_3);
+        const __m256i t_8 = nttgen_newhope512_avx2_montmul(x_47, zeta_1, zetaqinv_1);
+        const __m256i t_9 = nttgen_newhope512_avx2_montmul(x_46, zeta_1, zetaqinv_1);
+        const __m256i x_48 = _mm256_add_epi16(x_23, t_2);
+        const __m256i x_49 = _mm256_sub_epi16(x_23, t_2);
+        const __m256i x_50 = _mm256_unpacklo_epi64(x_48, x_49);
+        const __m256i x_51 = _mm256_unpackhi_epi64(x_48, x_49);
+        const __m256i red_2 = nttgen_newhope512_avx2_barrett_coarse(x_51);
+        const __m256i red_3 = nttgen_newhope512_avx2_barrett_coarse(x_50);
+        const __m256i x_52 = _mm256_add_epi16(x_27, t_3);
+        const __m256i x_53 = _mm256_sub_epi16(x_27, t_3);
+        const __m256i x_54 = _mm256_unpacklo_epi64(x_52, x_53);
+        const __m256i x_55 = _mm256_unpackhi_epi64(x_52, x_53);
+        const __m256i t_10 = nttgen_newhope512_avx2_montmul(x_55, zeta_1, zetaqinv_1);
+        const __m256i t_11 = nttgen_newhope512_avx2_montmul(x_54, zeta_1, zetaqinv_1);
+        const __m256i x_56 = _mm256_add_epi16(x_36, x_38);
+        const __m256i x_57 = _mm256_sub_epi16(x_36, x_38);
+        const __m256i x_58 = nttgen_newhope512_avx2_ilv16_lo(x_56, x_57);
+        const __m256i x_59 = nttgen_newhope512_avx2_ilv16_hi(x_56, x_57);
+        const __m256i x_60 = _mm256_add_epi16(x_37, x_39);
+        const __m256i x_61 = _mm256_sub_epi16(x_37, x_39);
+        const __m256i x_62 = nttgen_newhope512_avx2_ilv16_lo(x_60, x_61);
+        const __m256i x_63 = nttgen_newhope512_avx2_ilv16_hi(x_60, x_61);
+        const __m256i x_64 = _mm256_add_epi16(x_58, t_4);
+        const __m256i x_65 = _mm256_sub_epi16(x_58, t_4);
         const __m256i x_66 = _mm256_unpacklo_epi64(x_64, x_65);
         const __m256i x_67 = _mm256_unpackhi_epi64(x_64, x_65);
-        const __m256i t_10 = nttgen_newhope512_avx2_montmul(x_66, zeta_1, zetaqinv_1);
-        const __m256i t_11 = nttgen_newhope512_avx2_montmul(x_67, zeta_1, zetaqinv_1);
-        const __m256i x_68 = _mm256_add_epi16(x_55, t_6);
-        const __m256i x_69 = _mm256_sub_epi16(x_55, t_6);
+        const __m256i red_4 = nttgen_newhope512_avx2_barrett_coarse(x_67);
+        const __m256i red_5 = nttgen_newhope512_avx2_barrett_coarse(x_66);
+        const __m256i x_68 = _mm256_add_epi16(x_62, t_6);
+        const __m256i x_69 = _mm256_sub_epi16(x_62, t_6);
         const __m256i x_70 = _mm256_unpacklo_epi64(x_68, x_69);
         const __m256i x_71 = _mm256_unpackhi_epi64(x_68, x_69);
-        const __m256i t_12 = nttgen_newhope512_avx2_montmul(x_70, zeta_1, zetaqinv_1);
-        const __m256i t_13 = nttgen_newhope512_avx2_montmul(x_71, zeta_1, zetaqinv_1);
-        const __m256i x_72 = _mm256_add_epi16(red_0, t_8);
-        const __m256i x_73 = _mm256_sub_epi16(red_0, t_8);
-        const __m256i x_74 = nttgen_newhope512_avx2_unzip32_lo(x_72, x_73);
-        const __m256i x_75 = nttgen_newhope512_avx2_unzip32_hi(x_72, x_73);
-        const __m256i t_14 = nttgen_newhope512_avx2_montmul(x_75, zeta_2, zetaqinv_2);
-        const __m256i t_15 = nttgen_newhope512_avx2_montmul(x_74, zeta_2, zetaqinv_2);
-        const __m256i x_76 = _mm256_add_epi16(x_50, t_5);
-        const __m256i x_77 = _mm256_sub_epi16(x_50, t_5);
+        const __m256i t_12 = nttgen_newhope512_avx2_montmul(x_71, zeta_1, zetaqinv_1);
+        const __m256i t_13 = nttgen_newhope512_avx2_montmul(x_70, zeta_1, zetaqinv_1);
+        const __m256i x_72 = _mm256_add_epi16(x_59, t_5);
+        const __m256i x_73 = _mm256_sub_epi16(x_59, t_5);
+        const __m256i x_74 = _mm256_unpacklo_epi64(x_72, x_73);
+        const __m256i x_75 = _mm256_unpackhi_epi64(x_72, x_73);
+        const __m256i red_6 = nttgen_newhope512_avx2_barrett_coarse(x_75);
+        const __m256i red_7 = nttgen_newhope512_avx2_barrett_coarse(x_74);
+        const __m256i x_76 = _mm256_add_epi16(x_63, t_7);
+        const __m256i x_77 = _mm256_sub_epi16(x_63, t_7);
         const __m256i x_78 = _mm256_unpacklo_epi64(x_76, x_77);
         const __m256i x_79 = _mm256_unpackhi_epi64(x_76, x_77);
-        const __m256i red_6 = nttgen_newhope512_avx2_barrett(x_78);
-        const __m256i red_7 = nttgen_newhope512_avx2_barrett(x_79);
-        const __m256i x_80 = _mm256_add_epi16(red_1, t_9);
-        const __m256i x_81 = _mm256_sub_epi16(red_1, t_9);
+        const __m256i t_14 = nttgen_newhope512_avx2_montmul(x_79, zeta_1, zetaqinv_1);
+        const __m256i t_15 = nttgen_newhope512_avx2_montmul(x_78, zeta_1, zetaqinv_1);
+        const __m256i x_80 = _mm256_add_epi16(red_0, t_8);
+        const __m256i x_81 = _mm256_sub_epi16(red_0, t_8);
         const __m256i x_82 = nttgen_newhope512_avx2_unzip32_lo(x_80, x_81);
         const __m256i x_83 = nttgen_newhope512_avx2_unzip32_hi(x_80, x_81);
         const __m256i t_16 = nttgen_newhope512_avx2_montmul(x_83, zeta_2, zetaqinv_2);
         const __m256i t_17 = nttgen_newhope512_avx2_montmul(x_82, zeta_2, zetaqinv_2);
-        const __m256i x_84 = _mm256_add_epi16(x_54, t_7);
-        const __m256i x_85 = _mm256_sub_epi16(x_54, t_7);
-        const __m256i x_86 = _mm256_unpacklo_epi64(x_84, x_85);
-        const __m256i x_87 = _mm256_unpackhi_epi64(x_84, x_85);
-        const __m256i t_18 = nttgen_newhope512_avx2_montmul(x_86, zeta_1, zetaqinv_1);
-        const __m256i t_19 = nttgen_newhope512_avx2_montmul(x_87, zeta_1, zetaqinv_1);
-        const __m256i x_88 = _mm256_add_epi16(red_2, t_10);
-        const __m256i x_89 = _mm256_sub_epi16(red_2, t_10);
+        const __m256i x_84 = _mm256_add_epi16(red_2, t_10);
+        const __m256i x_85 = _mm256_sub_epi16(red_2, t_10);
+        const __m256i x_86 = nttgen_newhope512_avx2_unzip32_lo(x_84, x_85);
+        const __m256i x_87 = nttgen_newhope512_avx2_unzip32_hi(x_84, x_85);
+        const __m256i t_18 = nttgen_newhope512_avx2_montmul(x_87, zeta_2, zetaqinv_2);
+        const __m256i t_19 = nttgen_newhope512_avx2_montmul(x_86, zeta_2, zetaqinv_2);
+        const __m256i x_88 = _mm256_add_epi16(red_1, t_9);
+        const __m256i x_89 = _mm256_sub_epi16(red_1, t_9);
         const __m256i x_90 = nttgen_newhope512_avx2_unzip32_lo(x_88, x_89);
         const __m256i x_91 = nttgen_newhope512_avx2_unzip32_hi(x_88, x_89);
         const __m256i t_20 = nttgen_newhope512_avx2_montmul(x_91, zeta_2, zetaqinv_2);
@@ -2300,114 +2303,114 @@ static NTTGEN_NOINLINE void nttgen_newhope512_avx2_intt_reduce(int16_t a[512]) {
         const __m256i x_99 = nttgen_newhope512_avx2_unzip32_hi(x_96, x_97);
         const __m256i t_22 = nttgen_newhope512_avx2_montmul(x_99, zeta_2, zetaqinv_2);
         const __m256i t_23 = nttgen_newhope512_avx2_montmul(x_98, zeta_2, zetaqinv_2);
-        const __m256i x_100 = _mm256_add_epi16(red_5, t_13);
-        const __m256i x_101 = _mm256_sub_epi16(red_5, t_13);
+        const __m256i x_100 = _mm256_add_epi16(red_6, t_14);
+        const __m256i x_101 = _mm256_sub_epi16(red_6, t_14);
         const __m256i x_102 = nttgen_newhope512_avx2_unzip32_lo(x_100, x_101);
         const __m256i x_103 = nttgen_newhope512_avx2_unzip32_hi(x_100, x_101);
-        const __m256i x_104 = _mm256_add_epi16(x_95, t_14);
-        const __m256i x_105 = _mm256_sub_epi16(x_95, t_14);
+        const __m256i x_104 = _mm256_add_epi16(x_95, t_16);
+        const __m256i x_105 = _mm256_sub_epi16(x_95, t_16);
         const __m256i x_106 = _mm256_inserti128_si256(x_104, _mm256_castsi256_si128(x_105), 1);
         const __m256i x_107 = _mm256_permute2x128_si256(x_104, x_105, 49);
-        const __m256i t_24 = nttgen_newhope512_avx2_montmul(x_106, zeta_3, zetaqinv_3);
-        const __m256i t_25 = nttgen_newhope512_avx2_montmul(x_107, zeta_3, zetaqinv_3);
-        const __m256i x_108 = _mm256_add_epi16(x_103, t_16);
-        const __m256i x_109 = _mm256_sub_epi16(x_103, t_16);
+        const __m256i red_8 = nttgen_newhope512_avx2_barrett_coarse(x_106);
+        const __m256i red_9 = nttgen_newhope512_avx2_barrett_coarse(x_107);
+        const __m256i x_108 = _mm256_add_epi16(x_103, t_18);
+        const __m256i x_109 = _mm256_sub_epi16(x_103, t_18);
         const __m256i x_110 = _mm256_inserti128_si256(x_108, _mm256_castsi256_si128(x_109), 1);
         const __m256i x_111 = _mm256_permute2x128_si256(x_108, x_109, 49);
-        const __m256i t_26 = nttgen_newhope512_avx2_montmul(x_110, zeta_3, zetaqinv_3);
-        const __m256i t_27 = nttgen_newhope512_avx2_montmul(x_111, zeta_3, zetaqinv_3);
-        const __m256i x_112 = _mm256_add_epi16(red_6, t_18);
-        const __m256i x_113 = _mm256_sub_epi16(red_6, t_18);
+        const __m256i t_24 = nttgen_newhope512_avx2_montmul(x_110, zeta_3, zetaqinv_3);
+        const __m256i t_25 = nttgen_newhope512_avx2_montmul(x_111, zeta_3, zetaqinv_3);
+        const __m256i x_112 = _mm256_add_epi16(red_5, t_13);
+        const __m256i x_113 = _mm256_sub_epi16(red_5, t_13);
         const __m256i x_114 = nttgen_newhope512_avx2_unzip32_lo(x_112, x_113);
         const __m256i x_115 = nttgen_newhope512_avx2_unzip32_hi(x_112, x_113);
-        const __m256i x_116 = _mm256_add_epi16(red_7, t_19);
-        const __m256i x_117 = _mm256_sub_epi16(red_7, t_19);
+        const __m256i x_116 = _mm256_add_epi16(red_7, t_15);
+        const __m256i x_117 = _mm256_sub_epi16(red_7, t_15);
         const __m256i x_118 = nttgen_newhope512_avx2_unzip32_lo(x_116, x_117);
         const __m256i x_119 = nttgen_newhope512_avx2_unzip32_hi(x_116, x_117);
         const __m256i x_120 = _mm256_add_epi16(x_115, t_20);
         const __m256i x_121 = _mm256_sub_epi16(x_115, t_20);
         const __m256i x_122 = _mm256_inserti128_si256(x_120, _mm256_castsi256_si128(x_121), 1);
         const __m256i x_123 = _mm256_permute2x128_si256(x_120, x_121, 49);
-        const __m256i x_124 = _mm256_add_epi16(x_94, t_15);
-        const __m256i x_125 = _mm256_sub_epi16(x_94, t_15);
+        const __m256i red_10 = nttgen_newhope512_avx2_barrett_coarse(x_122);
+        const __m256i red_11 = nttgen_newhope512_avx2_barrett_coarse(x_123);
+        const __m256i x_124 = _mm256_add_epi16(x_94, t_17);
+        const __m256i x_125 = _mm256_sub_epi16(x_94, t_17);
         const __m256i x_126 = _mm256_inserti128_si256(x_124, _mm256_castsi256_si128(x_125), 1);
         const __m256i x_127 = _mm256_permute2x128_si256(x_124, x_125, 49);
-        const __m256i t_28 = nttgen_newhope512_avx2_montmul(x_126, zeta_3, zetaqinv_3);
-        const __m256i t_29 = nttgen_newhope512_avx2_montmul(x_127, zeta_3, zetaqinv_3);
+        const __m256i red_12 = nttgen_newhope512_avx2_barrett_coarse(x_126);
+        const __m256i red_13 = nttgen_newhope512_avx2_barrett_coarse(x_127);
         const __m256i x_128 = _mm256_add_epi16(x_119, t_22);
         const __m256i x_129 = _mm256_sub_epi16(x_119, t_22);
         const __m256i x_130 = _mm256_inserti128_si256(x_128, _mm256_castsi256_si128(x_129), 1);
         const __m256i x_131 = _mm256_permute2x128_si256(x_128, x_129, 49);
-        const __m256i x_132 = _mm256_add_epi16(x_102, t_17);
-        const __m256i x_133 = _mm256_sub_epi16(x_102, t_17);
+        const __m256i t_26 = nttgen_newhope512_avx2_montmul(x_130, zeta_3, zetaqinv_3);
+        const __m256i t_27 = nttgen_newhope512_avx2_montmul(x_131, zeta_3, zetaqinv_3);
+        const __m256i x_132 = _mm256_add_epi16(x_102, t_19);
+        const __m256i x_133 = _mm256_sub_epi16(x_102, t_19);
         const __m256i x_134 = _mm256_inserti128_si256(x_132, _mm256_castsi256_si128(x_133), 1);
         const __m256i x_135 = _mm256_permute2x128_si256(x_132, x_133, 49);
-        const __m256i t_30 = nttgen_newhope512_avx2_montmul(x_134, zeta_3, zetaqinv_3);
-        const __m256i t_31 = nttgen_newhope512_avx2_montmul(x_135, zeta_3, zetaqinv_3);
-        const __m256i x_136 = _mm256_add_epi16(x_122, t_24);
-        const __m256i x_137 = _mm256_sub_epi16(x_122, t_24);
-        const __m256i red_8 = nttgen_newhope512_avx2_barrett(x_136);
-        const __m256i red_9 = nttgen_newhope512_avx2_barrett(x_137);
-        const __m256i x_138 = _mm256_add_epi16(x_123, t_25);
-        const __m256i x_139 = _mm256_sub_epi16(x_123, t_25);
-        const __m256i red_10 = nttgen_newhope512_avx2_barrett(x_138);
-        const __m256i red_11 = nttgen_newhope512_avx2_barrett(x_139);
-        const __m256i x_140 = _mm256_add_epi16(x_130, t_26);
-        const __m256i x_141 = _mm256_sub_epi16(x_130, t_26);
-        const __m256i t_32 = nttgen_newhope512_avx2_montmul(x_140, zeta_4, zetaqinv_4);
-        const __m256i t_33 = nttgen_newhope512_avx2_montmul(x_141, zeta_5, zetaqinv_5);
-        const __m256i x_142 = _mm256_add_epi16(x_131, t_27);
-        const __m256i x_143 = _mm256_sub_epi16(x_131, t_27);
-        const __m256i t_34 = nttgen_newhope512_avx2_montmul(x_142, zeta_4, zetaqinv_4);
-        const __m256i t_35 = nttgen_newhope512_avx2_montmul(x_143, zeta_5, zetaqinv_5);
-        const __m256i x_144 = _mm256_add_epi16(x_114, t_21);
-        const __m256i x_145 = _mm256_sub_epi16(x_114, t_21);
+        const __m256i t_28 = nttgen_newhope512_avx2_montmul(x_134, zeta_3, zetaqinv_3);
+        const __m256i t_29 = nttgen_newhope512_avx2_montmul(x_135, zeta_3, zetaqinv_3);
+        const __m256i x_136 = _mm256_add_epi16(red_8, t_24);
+        const __m256i x_137 = _mm256_sub_epi16(red_8, t_24);
+        const __m256i t_30 = nttgen_newhope512_avx2_montmul(x_136, zeta_4, zetaqinv_4);
+        const __m256i t_31 = nttgen_newhope512_avx2_montmul(x_137, zeta_5, zetaqinv_5);
+        const __m256i x_138 = _mm256_add_epi16(red_9, t_25);
+        const __m256i x_139 = _mm256_sub_epi16(red_9, t_25);
+        const __m256i t_32 = nttgen_newhope512_avx2_montmul(x_138, zeta_4, zetaqinv_4);
+        const __m256i t_33 = nttgen_newhope512_avx2_montmul(x_139, zeta_5, zetaqinv_5);
+        const __m256i x_140 = _mm256_add_epi16(x_114, t_21);
+        const __m256i x_141 = _mm256_sub_epi16(x_114, t_21);
+        const __m256i x_142 = _mm256_inserti128_si256(x_140, _mm256_castsi256_si128(x_141), 1);
+        const __m256i x_143 = _mm256_permute2x128_si256(x_140, x_141, 49);
+        const __m256i red_14 = nttgen_newhope512_avx2_barrett_coarse(x_142);
+        const __m256i red_15 = nttgen_newhope512_avx2_barrett_coarse(x_143);
+        const __m256i x_144 = _mm256_add_epi16(x_118, t_23);
+        const __m256i x_145 = _mm256_sub_epi16(x_118, t_23);
         const __m256i x_146 = _mm256_inserti128_si256(x_144, _mm256_castsi256_si128(x_145), 1);
         const __m256i x_147 = _mm256_permute2x128_si256(x_144, x_145, 49);
-        const __m256i x_148 = _mm256_add_epi16(x_118, t_23);
-        const __m256i x_149 = _mm256_sub_epi16(x_118, t_23);
-        const __m256i x_150 = _mm256_inserti128_si256(x_148, _mm256_castsi256_si128(x_149), 1);
-        const __m256i x_151 = _mm256_permute2x128_si256(x_148, x_149, 49);
-        const __m256i x_152 = _mm256_add_epi16(x_146, t_28);
-        const __m256i x_153 = _mm256_sub_epi16(x_146, t_28);
-        const __m256i red_12 = nttgen_newhope512_avx2_barrett(x_152);
-        const __m256i red_13 = nttgen_newhope512_avx2_barrett(x_153);
-        const __m256i x_154 = _mm256_add_epi16(x_147, t_29);
-        const __m256i x_155 = _mm256_sub_epi16(x_147, t_29);
-        const __m256i red_14 = nttgen_newhope512_avx2_barrett(x_154);
-        const __m256i red_15 = nttgen_newhope512_avx2_barrett(x_155);
-        const __m256i x_156 = _mm256_add_epi16(x_150, t_30);
-        const __m256i x_157 = _mm256_sub_epi16(x_150, t_30);
-        const __m256i t_36 = nttgen_newhope512_avx2_montmul(x_156, zeta_4, zetaqinv_4);
-        const __m256i t_37 = nttgen_newhope512_avx2_montmul(x_157, zeta_5, zetaqinv_5);
-        const __m256i x_158 = _mm256_add_epi16(x_151, t_31);
-        const __m256i x_159 = _mm256_sub_epi16(x_151, t_31);
-        const __m256i t_38 = nttgen_newhope512_avx2_montmul(x_158, zeta_4, zetaqinv_4);
-        const __m256i t_39 = nttgen_newhope512_avx2_montmul(x_159, zeta_5, zetaqinv_5);
-        const __m256i x_160 = _mm256_add_epi16(red_8, t_32);
-        const __m256i x_161 = _mm256_sub_epi16(red_8, t_32);
-        const __m256i t_40 = nttgen_newhope512_avx2_montmul(x_160, zeta_6, zetaqinv_6);
-        const __m256i t_41 = nttgen_newhope512_avx2_montmul(x_161, zeta_7, zetaqinv_7);
-        const __m256i x_162 = _mm256_add_epi16(red_10, t_34);
-        const __m256i x_163 = _mm256_sub_epi16(red_10, t_34);
-        const __m256i t_42 = nttgen_newhope512_avx2_montmul(x_162, zeta_6, zetaqinv_6);
-        const __m256i t_43 = nttgen_newhope512_avx2_montmul(x_163, zeta_7, zetaqinv_7);
-        const __m256i x_164 = _mm256_add_epi16(red_9, t_33);
-        const __m256i x_165 = _mm256_sub_epi16(red_9, t_33);
-        const __m256i t_44 = nttgen_newhope512_avx2_montmul(x_164, zeta_8, zetaqinv_8);
-        const __m256i t_45 = nttgen_newhope512_avx2_montmul(x_165, zeta_9, zetaqinv_9);
-        const __m256i x_166 = _mm256_add_epi16(red_11, t_35);
-        const __m256i x_167 = _mm256_sub_epi16(red_11, t_35);
-        const __m256i t_46 = nttgen_newhope512_avx2_montmul(x_166, zeta_8, zetaqinv_8);
-        const __m256i t_47 = nttgen_newhope512_avx2_montmul(x_167, zeta_9, zetaqinv_9);
-        const __m256i x_168 = _mm256_add_epi16(red_12, t_36);
-        const __m256i x_169 = _mm256_sub_epi16(red_12, t_36);
-        const __m256i x_170 = _mm256_add_epi16(red_14, t_38);
-        const __m256i x_171 = _mm256_sub_epi16(red_14, t_38);
-        const __m256i x_172 = _mm256_add_epi16(red_13, t_37);
-        const __m256i x_173 = _mm256_sub_epi16(red_13, t_37);
-        const __m256i x_174 = _mm256_add_epi16(red_15, t_39);
-        const __m256i x_175 = _mm256_sub_epi16(red_15, t_39);
+        const __m256i t_34 = nttgen_newhope512_avx2_montmul(x_146, zeta_3, zetaqinv_3);
+        const __m256i t_35 = nttgen_newhope512_avx2_montmul(x_147, zeta_3, zetaqinv_3);
+        const __m256i x_148 = _mm256_add_epi16(red_10, t_26);
+        const __m256i x_149 = _mm256_sub_epi16(red_10, t_26);
+        const __m256i x_150 = _mm256_add_epi16(red_11, t_27);
+        const __m256i x_151 = _mm256_sub_epi16(red_11, t_27);
+        const __m256i x_152 = _mm256_add_epi16(red_12, t_28);
+        const __m256i x_153 = _mm256_sub_epi16(red_12, t_28);
+        const __m256i t_36 = nttgen_newhope512_avx2_montmul(x_152, zeta_4, zetaqinv_4);
+        const __m256i t_37 = nttgen_newhope512_avx2_montmul(x_153, zeta_5, zetaqinv_5);
+        const __m256i x_154 = _mm256_add_epi16(red_13, t_29);
+        const __m256i x_155 = _mm256_sub_epi16(red_13, t_29);
+        const __m256i t_38 = nttgen_newhope512_avx2_montmul(x_154, zeta_4, zetaqinv_4);
+        const __m256i t_39 = nttgen_newhope512_avx2_montmul(x_155, zeta_5, zetaqinv_5);
+        const __m256i x_156 = _mm256_add_epi16(x_148, t_30);
+        const __m256i x_157 = _mm256_sub_epi16(x_148, t_30);
+        const __m256i t_40 = nttgen_newhope512_avx2_montmul(x_156, zeta_6, zetaqinv_6);
+        const __m256i t_41 = nttgen_newhope512_avx2_montmul(x_157, zeta_7, zetaqinv_7);
+        const __m256i x_158 = _mm256_add_epi16(x_150, t_32);
+        const __m256i x_159 = _mm256_sub_epi16(x_150, t_32);
+        const __m256i t_42 = nttgen_newhope512_avx2_montmul(x_158, zeta_6, zetaqinv_6);
+        const __m256i t_43 = nttgen_newhope512_avx2_montmul(x_159, zeta_7, zetaqinv_7);
+        const __m256i x_160 = _mm256_add_epi16(x_149, t_31);
+        const __m256i x_161 = _mm256_sub_epi16(x_149, t_31);
+        const __m256i t_44 = nttgen_newhope512_avx2_montmul(x_160, zeta_8, zetaqinv_8);
+        const __m256i t_45 = nttgen_newhope512_avx2_montmul(x_161, zeta_9, zetaqinv_9);
+        const __m256i x_162 = _mm256_add_epi16(x_151, t_33);
+        const __m256i x_163 = _mm256_sub_epi16(x_151, t_33);
+        const __m256i t_46 = nttgen_newhope512_avx2_montmul(x_162, zeta_8, zetaqinv_8);
+        const __m256i t_47 = nttgen_newhope512_avx2_montmul(x_163, zeta_9, zetaqinv_9);
+        const __m256i x_164 = _mm256_add_epi16(red_14, t_34);
+        const __m256i x_165 = _mm256_sub_epi16(red_14, t_34);
+        const __m256i x_166 = _mm256_add_epi16(red_15, t_35);
+        const __m256i x_167 = _mm256_sub_epi16(red_15, t_35);
+        const __m256i x_168 = _mm256_add_epi16(x_164, t_36);
+        const __m256i x_169 = _mm256_sub_epi16(x_164, t_36);
+        const __m256i x_170 = _mm256_add_epi16(x_166, t_38);
+        const __m256i x_171 = _mm256_sub_epi16(x_166, t_38);
+        const __m256i x_172 = _mm256_add_epi16(x_165, t_37);
+        const __m256i x_173 = _mm256_sub_epi16(x_165, t_37);
+        const __m256i x_174 = _mm256_add_epi16(x_167, t_39);
+        const __m256i x_175 = _mm256_sub_epi16(x_167, t_39);
         const __m256i x_176 = _mm256_add_epi16(x_168, t_40);
         const __m256i x_177 = _mm256_sub_epi16(x_168, t_40);
         _mm256_storeu_si256((__m256i *)&a[j_0 * 128], x_176);
@@ -2453,22 +2456,20 @@ static NTTGEN_NOINLINE void nttgen_newhope512_avx2_intt_reduce(int16_t a[512]) {
             _mm256_load_si256((const __m256i *)(&zetas_dit_0[blk_0 * 192] + 352));
         const __m256i zetaqinv_11 =
             _mm256_load_si256((const __m256i *)(&zetas_dit_0[blk_0 * 192] + 368));
-        const __m256i x_192 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 16] + 128));
-        const __m256i x_193 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 16] + 192));
-        const __m256i x_194 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 16] + 384));
+        const __m256i x_192 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 16] + 256));
+        const __m256i x_193 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 16] + 384));
+        const __m256i x_194 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 16] + 320));
         const __m256i x_195 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 16] + 448));
-        const __m256i pin_0 = nttgen_newhope512_avx2_keep(x_192);
+        const __m256i pin_0 = nttgen_newhope512_avx2_keep(x_193);
         const __m256i t_48 = nttgen_newhope512_avx2_montmul(pin_0, zeta_10, zetaqinv_10);
-        const __m256i pin_1 = nttgen_newhope512_avx2_keep(x_193);
+        const __m256i red_16 = nttgen_newhope512_avx2_barrett_coarse(x_192);
+        const __m256i pin_1 = nttgen_newhope512_avx2_keep(x_195);
         const __m256i t_49 = nttgen_newhope512_avx2_montmul(pin_1, zeta_11, zetaqinv_11);
-        const __m256i pin_2 = nttgen_newhope512_avx2_keep(x_194);
-        const __m256i t_50 = nttgen_newhope512_avx2_montmul(pin_2, zeta_10, zetaqinv_10);
-        const __m256i pin_3 = nttgen_newhope512_avx2_keep(x_195);
-        const __m256i t_51 = nttgen_newhope512_avx2_montmul(pin_3, zeta_11, zetaqinv_11);
+        const __m256i red_17 = nttgen_newhope512_avx2_barrett_coarse(x_194);
         const __m256i x_196 = _mm256_loadu_si256((const __m256i *)&a[blk_0 * 16]);
-        const __m256i x_197 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 16] + 64));
-        const __m256i x_198 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 16] + 256));
-        const __m256i x_199 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 16] + 320));
+        const __m256i x_197 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 16] + 128));
+        const __m256i x_198 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 16] + 64));
+        const __m256i x_199 = _mm256_loadu_si256((const __m256i *)(&a[blk_0 * 16] + 192));
         const __m256i zeta_12 =
             _mm256_load_si256((const __m256i *)(&zetas_dit_0[blk_0 * 192] + 384));
         const __m256i zetaqinv_12 =
@@ -2485,22 +2486,20 @@ static NTTGEN_NOINLINE void nttgen_newhope512_avx2_intt_reduce(int16_t a[512]) {
             _mm256_load_si256((const __m256i *)(&zetas_dit_0[blk_0 * 192] + 480));
         const __m256i zetaqinv_15 =
             _mm256_load_si256((const __m256i *)(&zetas_dit_0[blk_0 * 192] + 496));
-        const __m256i x_200 = _mm256_add_epi16(x_196, t_48);
-        const __m256i x_201 = _mm256_sub_epi16(x_196, t_48);
-        const __m256i x_202 = _mm256_add_epi16(x_197, t_49);
-        const __m256i x_203 = _mm256_sub_epi16(x_197, t_49);
-        const __m256i red_16 = nttgen_newhope512_avx2_barrett(x_200);
-        const __m256i red_17 = nttgen_newhope512_avx2_barrett(x_201);
-        const __m256i red_18 = nttgen_newhope512_avx2_barrett(x_202);
-        const __m256i red_19 = nttgen_newhope512_avx2_barrett(x_203);
-        const __m256i x_204 = _mm256_add_epi16(x_198, t_50);
-        const __m256i x_205 = _mm256_sub_epi16(x_198, t_50);
-        const __m256i x_206 = _mm256_add_epi16(x_199, t_51);
-        const __m256i x_207 = _mm256_sub_epi16(x_199, t_51);
-        const __m256i t_52 = nttgen_newhope512_avx2_montmul(x_204, zeta_12, zetaqinv_12);
-        const __m256i t_53 = nttgen_newhope512_avx2_montmul(x_205, zeta_13, zetaqinv_13);
-        const __m256i t_54 = nttgen_newhope512_avx2_montmul(x_206, zeta_14, zetaqinv_14);
-        const __m256i t_55 = nttgen_newhope512_avx2_montmul(x_207, zeta_15, zetaqinv_15);
+        const __m256i pin_2 = nttgen_newhope512_avx2_keep(x_197);
+        const __m256i t_50 = nttgen_newhope512_avx2_montmul(pin_2, zeta_10, zetaqinv_10);
+        const __m256i red_18 = nttgen_newhope512_avx2_barrett_coarse(x_196);
+        const __m256i x_200 = _mm256_add_epi16(red_16, t_48);
+        const __m256i x_201 = _mm256_sub_epi16(red_16, t_48);
+        const __m256i pin_3 = nttgen_newhope512_avx2_keep(x_199);
+        const __m256i t_51 = nttgen_newhope512_avx2_montmul(pin_3, zeta_11, zetaqinv_11);
+        const __m256i red_19 = nttgen_newhope512_avx2_barrett_coarse(x_198);
+        const __m256i x_202 = _mm256_add_epi16(red_17, t_49);
+        const __m256i x_203 = _mm256_sub_epi16(red_17, t_49);
+        const __m256i t_52 = nttgen_newhope512_avx2_montmul(x_200, zeta_12, zetaqinv_12);
+        const __m256i t_53 = nttgen_newhope512_avx2_montmul(x_201, zeta_13, zetaqinv_13);
+        const __m256i t_54 = nttgen_newhope512_avx2_montmul(x_202, zeta_14, zetaqinv_14);
+        const __m256i t_55 = nttgen_newhope512_avx2_montmul(x_203, zeta_15, zetaqinv_15);
         const __m256i tw_0 = _mm256_load_si256((const __m256i *)&twist_0[blk_0 * 32]);
         const __m256i twqinv_0 = _mm256_load_si256((const __m256i *)(&twist_0[blk_0 * 32] + 16));
         const __m256i tw_1 = _mm256_load_si256((const __m256i *)(&twist_0[blk_0 * 32] + 512));
@@ -2517,14 +2516,18 @@ static NTTGEN_NOINLINE void nttgen_newhope512_avx2_intt_reduce(int16_t a[512]) {
         const __m256i twqinv_6 = _mm256_load_si256((const __m256i *)(&twist_0[blk_0 * 32] + 400));
         const __m256i tw_7 = _mm256_load_si256((const __m256i *)(&twist_0[blk_0 * 32] + 896));
         const __m256i twqinv_7 = _mm256_load_si256((const __m256i *)(&twist_0[blk_0 * 32] + 912));
-        const __m256i x_208 = _mm256_add_epi16(red_16, t_52);
-        const __m256i x_209 = _mm256_sub_epi16(red_16, t_52);
-        const __m256i x_210 = _mm256_add_epi16(red_17, t_53);
-        const __m256i x_211 = _mm256_sub_epi16(red_17, t_53);
-        const __m256i x_212 = _mm256_add_epi16(red_18, t_54);
-        const __m256i x_213 = _mm256_sub_epi16(red_18, t_54);
-        const __m256i x_214 = _mm256_add_epi16(red_19, t_55);
-        const __m256i x_215 = _mm256_sub_epi16(red_19, t_55);
+        const __m256i x_204 = _mm256_add_epi16(red_18, t_50);
+        const __m256i x_205 = _mm256_sub_epi16(red_18, t_50);
+        const __m256i x_206 = _mm256_add_epi16(red_19, t_51);
+        const __m256i x_207 = _mm256_sub_epi16(red_19, t_51);
+        const __m256i x_208 = _mm256_add_epi16(x_204, t_52);
+        const __m256i x_209 = _mm256_sub_epi16(x_204, t_52);
+        const __m256i x_210 = _mm256_add_epi16(x_205, t_53);
+        const __m256i x_211 = _mm256_sub_epi16(x_205, t_53);
+        const __m256i x_212 = _mm256_add_epi16(x_206, t_54);
+        const __m256i x_213 = _mm256_sub_epi16(x_206, t_54);
+        const __m256i x_214 = _mm256_add_epi16(x_207, t_55);
+        const __m256i x_215 = _mm256_sub_epi16(x_207, t_55);
         const __m256i x_216 = nttgen_newhope512_avx2_montmul(x_208, tw_0, twqinv_0);
         const __m256i x_217 = nttgen_newhope512_avx2_montmul(x_209, tw_1, twqinv_1);
         const __m256i x_218 = nttgen_newhope512_avx2_montmul(x_210, tw_2, twqinv_2);
@@ -2563,8 +2566,8 @@ static NTTGEN_NOINLINE void nttgen_newhope512_avx2_intt_reduce(int16_t a[512]) {
  * r[512]: on exit in [0, 12288]
  * a[512]: on entry in [-12288, 12288]
  * b[512]: on entry in [-12288, 12288]
- * Ops per call: load 768, store 224, add 432, sub 432, montmul 448, montmul_var 32, barrett 144,
- *   cond_add_q 32, shuffle 144, zip 48
+ * Ops per call: load 768, store 224, add 432, sub 432, montmul 448, montmul_var 32, barrett 96,
+ *   barrett_coarse 48, cond_add_q 32, shuffle 144, zip 48
  */
 void nttgen_newhope512_avx2_polymul(int16_t r[512], const int16_t a[512], const int16_t b[512]) {
     NTTGEN_ALIGN(64) int16_t a_hat[512];

@@ -24,8 +24,8 @@
  *       ops: load 64, store 32, montmul_var 32
  *   nttgen_newhope512_avx2_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
- *       a in [-16382, 16382], b in [-16382, 16382] -> r in [-6144, 6144]
- *       ops: load 64, store 32, montmul_var 32, barrett 32
+ *       a in [-16382, 16382], b in [-16382, 16382] -> r in [-9560, 9560]
+ *       ops: load 64, store 32, montmul_var 32, barrett_coarse 32
  *       coefficient reductions: 512
  *   nttgen_newhope512_avx2_basemul_cache: multiplication cache of b, for basemul_acc_cached: what
  *     every product by b would recompute (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1
@@ -34,12 +34,13 @@
  *       ops: load 32, store 32, mullo 32, const 32
  *   nttgen_newhope512_avx2_basemul_acc_cached: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs,
  *     given the caches of the b_i (basemul_cache), stored one after another
- *       a in [-12288, 12288], b in [-16382, 16382], cache in [-32768, 32767] -> r in [-6144, 6144]
- *       ops: load 96, store 32, montmul_twist 32, barrett 32
+ *       a in [-12288, 12288], b in [-16382, 16382], cache in [-32768, 32767] -> r in [-9560, 9560]
+ *       ops: load 96, store 32, montmul_twist 32, barrett_coarse 32
  *       coefficient reductions: 512
  *   nttgen_newhope512_avx2_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-12288, 12288] -> a in [-7545, 7546]
- *       ops: load 196, store 64, add 144, sub 144, montmul 160, barrett 48, shuffle 48, zip 16
+ *       a in [-12288, 12288] -> a in [-8584, 8585]
+ *       ops: load 196, store 64, add 144, sub 144, montmul 160, barrett_coarse 48, shuffle 48, zip
+ *         16
  *       coefficient reductions: 768
  *   nttgen_newhope512_avx2_reduce: full reduction, in place: every coefficient to its
  *     representative in [0, q)
@@ -72,8 +73,8 @@
  *       ops: load 32, store 32, shuffle 48, zip 16
  *   nttgen_newhope512_avx2_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-12288, 12288], b in [-12288, 12288] -> r in [0, 12288]
- *       ops: load 768, store 224, add 432, sub 432, montmul 448, montmul_var 32, barrett 144,
- *         cond_add_q 32, shuffle 144, zip 48
+ *       ops: load 768, store 224, add 432, sub 432, montmul 448, montmul_var 32, barrett 96,
+ *         barrett_coarse 48, cond_add_q 32, shuffle 144, zip 48
  *       coefficient reductions: 2304
  */
 #ifndef NTTGEN_NEWHOPE512_AVX2_H
@@ -117,11 +118,11 @@ void nttgen_newhope512_avx2_basemul(int16_t r[512], const int16_t a[512], const 
  *
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[512]: on exit in [-6144, 6144]
+ * r[512]: on exit in [-9560, 9560]
  * a[512 x k]: on entry in [-16382, 16382]
  * b[512 x k]: on entry in [-16382, 16382]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 64, store 32, montmul_var 32, barrett 32
+ * Ops per call: load 64, store 32, montmul_var 32, barrett_coarse 32
  */
 void nttgen_newhope512_avx2_basemul_acc(int16_t r[512], const int16_t *a, const int16_t *b,
                                         size_t k);
@@ -144,12 +145,12 @@ void nttgen_newhope512_avx2_basemul_cache(int16_t cache[512], const int16_t b[51
  *
  * Input:  a, b: k polynomials each, NTT domain, native order; cache: their k caches
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[512]: on exit in [-6144, 6144]
+ * r[512]: on exit in [-9560, 9560]
  * a[512 x k]: on entry in [-12288, 12288]
  * b[512 x k]: on entry in [-16382, 16382]
  * cache[512 x k]: on entry in [-32768, 32767]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 96, store 32, montmul_twist 32, barrett 32
+ * Ops per call: load 96, store 32, montmul_twist 32, barrett_coarse 32
  */
 void nttgen_newhope512_avx2_basemul_acc_cached(int16_t r[512], const int16_t *a, const int16_t *b,
                                                const int16_t *cache, size_t k);
@@ -159,8 +160,9 @@ void nttgen_newhope512_avx2_basemul_acc_cached(int16_t r[512], const int16_t *a,
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[512]: on entry in [-12288, 12288], on exit in [-7545, 7546]
- * Ops per call: load 196, store 64, add 144, sub 144, montmul 160, barrett 48, shuffle 48, zip 16
+ * a[512]: on entry in [-12288, 12288], on exit in [-8584, 8585]
+ * Ops per call: load 196, store 64, add 144, sub 144, montmul 160, barrett_coarse 48, shuffle 48,
+ *   zip 16
  */
 void nttgen_newhope512_avx2_intt(int16_t a[512]);
 
@@ -242,8 +244,8 @@ void nttgen_newhope512_avx2_from_standard(int16_t a[512]);
  * r[512]: on exit in [0, 12288]
  * a[512]: on entry in [-12288, 12288]
  * b[512]: on entry in [-12288, 12288]
- * Ops per call: load 768, store 224, add 432, sub 432, montmul 448, montmul_var 32, barrett 144,
- *   cond_add_q 32, shuffle 144, zip 48
+ * Ops per call: load 768, store 224, add 432, sub 432, montmul 448, montmul_var 32, barrett 96,
+ *   barrett_coarse 48, cond_add_q 32, shuffle 144, zip 48
  */
 void nttgen_newhope512_avx2_polymul(int16_t r[512], const int16_t a[512], const int16_t b[512]);
 

@@ -24,8 +24,8 @@
  *       ops: load 32, store 16, montmul_var 16
  *   nttgen_newhope512_avx512_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
- *       a in [-16382, 16382], b in [-16382, 16382] -> r in [-6144, 6144]
- *       ops: load 32, store 16, montmul_var 16, barrett 16
+ *       a in [-16382, 16382], b in [-16382, 16382] -> r in [-9560, 9560]
+ *       ops: load 32, store 16, montmul_var 16, barrett_coarse 16
  *       coefficient reductions: 512
  *   nttgen_newhope512_avx512_basemul_cache: multiplication cache of b, for basemul_acc_cached: what
  *     every product by b would recompute (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1
@@ -34,12 +34,12 @@
  *       ops: load 16, store 16, mullo 16, const 16
  *   nttgen_newhope512_avx512_basemul_acc_cached: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1
  *     pairs, given the caches of the b_i (basemul_cache), stored one after another
- *       a in [-12288, 12288], b in [-16382, 16382], cache in [-32768, 32767] -> r in [-6144, 6144]
- *       ops: load 48, store 16, montmul_twist 16, barrett 16
+ *       a in [-12288, 12288], b in [-16382, 16382], cache in [-32768, 32767] -> r in [-9560, 9560]
+ *       ops: load 48, store 16, montmul_twist 16, barrett_coarse 16
  *       coefficient reductions: 512
  *   nttgen_newhope512_avx512_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-12288, 12288] -> a in [-7498, 7498]
- *       ops: load 86, store 16, add 72, sub 72, montmul 80, barrett 24, shuffle 32, zip 8
+ *       a in [-12288, 12288] -> a in [-8484, 8484]
+ *       ops: load 86, store 16, add 72, sub 72, montmul 80, barrett_coarse 24, shuffle 32, zip 8
  *       coefficient reductions: 768
  *   nttgen_newhope512_avx512_reduce: full reduction, in place: every coefficient to its
  *     representative in [0, q)
@@ -72,7 +72,7 @@
  *       ops: load 16, store 16, shuffle 32, zip 8
  *   nttgen_newhope512_avx512_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-12288, 12288], b in [-12288, 12288] -> r in [0, 12288]
- *       ops: load 322, store 16, add 216, sub 216, montmul 224, montmul_var 16, barrett 72,
+ *       ops: load 322, store 16, add 216, sub 216, montmul 224, montmul_var 16, barrett_coarse 72,
  *         cond_add_q 16, shuffle 96, zip 24
  *       coefficient reductions: 2304
  */
@@ -117,11 +117,11 @@ void nttgen_newhope512_avx512_basemul(int16_t r[512], const int16_t a[512], cons
  *
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[512]: on exit in [-6144, 6144]
+ * r[512]: on exit in [-9560, 9560]
  * a[512 x k]: on entry in [-16382, 16382]
  * b[512 x k]: on entry in [-16382, 16382]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 32, store 16, montmul_var 16, barrett 16
+ * Ops per call: load 32, store 16, montmul_var 16, barrett_coarse 16
  */
 void nttgen_newhope512_avx512_basemul_acc(int16_t r[512], const int16_t *a, const int16_t *b,
                                           size_t k);
@@ -144,12 +144,12 @@ void nttgen_newhope512_avx512_basemul_cache(int16_t cache[512], const int16_t b[
  *
  * Input:  a, b: k polynomials each, NTT domain, native order; cache: their k caches
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[512]: on exit in [-6144, 6144]
+ * r[512]: on exit in [-9560, 9560]
  * a[512 x k]: on entry in [-12288, 12288]
  * b[512 x k]: on entry in [-16382, 16382]
  * cache[512 x k]: on entry in [-32768, 32767]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 48, store 16, montmul_twist 16, barrett 16
+ * Ops per call: load 48, store 16, montmul_twist 16, barrett_coarse 16
  */
 void nttgen_newhope512_avx512_basemul_acc_cached(int16_t r[512], const int16_t *a, const int16_t *b,
                                                  const int16_t *cache, size_t k);
@@ -159,8 +159,8 @@ void nttgen_newhope512_avx512_basemul_acc_cached(int16_t r[512], const int16_t *
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[512]: on entry in [-12288, 12288], on exit in [-7498, 7498]
- * Ops per call: load 86, store 16, add 72, sub 72, montmul 80, barrett 24, shuffle 32, zip 8
+ * a[512]: on entry in [-12288, 12288], on exit in [-8484, 8484]
+ * Ops per call: load 86, store 16, add 72, sub 72, montmul 80, barrett_coarse 24, shuffle 32, zip 8
  */
 void nttgen_newhope512_avx512_intt(int16_t a[512]);
 
@@ -242,8 +242,8 @@ void nttgen_newhope512_avx512_from_standard(int16_t a[512]);
  * r[512]: on exit in [0, 12288]
  * a[512]: on entry in [-12288, 12288]
  * b[512]: on entry in [-12288, 12288]
- * Ops per call: load 322, store 16, add 216, sub 216, montmul 224, montmul_var 16, barrett 72,
- *   cond_add_q 16, shuffle 96, zip 24
+ * Ops per call: load 322, store 16, add 216, sub 216, montmul 224, montmul_var 16, barrett_coarse
+ *   72, cond_add_q 16, shuffle 96, zip 24
  */
 void nttgen_newhope512_avx512_polymul(int16_t r[512], const int16_t a[512], const int16_t b[512]);
 

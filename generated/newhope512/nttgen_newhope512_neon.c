@@ -24,8 +24,8 @@
  *       ops: load 128, store 64, montmul_var 64
  *   nttgen_newhope512_neon_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
- *       a in [-16382, 16382], b in [-16382, 16382] -> r in [-6144, 6144]
- *       ops: load 128, store 64, montmul_var 64, barrett 64
+ *       a in [-16382, 16382], b in [-16382, 16382] -> r in [-9560, 9560]
+ *       ops: load 128, store 64, montmul_var 64, barrett_coarse 64
  *       coefficient reductions: 512
  *   nttgen_newhope512_neon_basemul_cache: multiplication cache of b, for basemul_acc_cached: what
  *     every product by b would recompute (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1
@@ -34,12 +34,12 @@
  *       ops: load 64, store 64, mullo 64, const 64
  *   nttgen_newhope512_neon_basemul_acc_cached: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs,
  *     given the caches of the b_i (basemul_cache), stored one after another
- *       a in [-12288, 12288], b in [-16382, 16382], cache in [-32768, 32767] -> r in [-6144, 6144]
- *       ops: load 128, store 64, montmul_var 64, barrett 64
+ *       a in [-12288, 12288], b in [-16382, 16382], cache in [-32768, 32767] -> r in [-9560, 9560]
+ *       ops: load 128, store 64, montmul_var 64, barrett_coarse 64
  *       coefficient reductions: 512
  *   nttgen_newhope512_neon_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-12288, 12288] -> a in [-7546, 7546]
- *       ops: load 386, store 128, add 288, sub 288, montmul 320, barrett 96, shuffle 96
+ *       a in [-12288, 12288] -> a in [-8597, 8598]
+ *       ops: load 386, store 128, add 288, sub 288, montmul 320, barrett_coarse 96, shuffle 96
  *       coefficient reductions: 768
  *   nttgen_newhope512_neon_reduce: full reduction, in place: every coefficient to its
  *     representative in [0, q)
@@ -72,8 +72,8 @@
  *       ops: load 64, store 64, shuffle 96
  *   nttgen_newhope512_neon_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-12288, 12288], b in [-12288, 12288] -> r in [0, 12288]
- *       ops: load 1406, store 448, add 864, sub 864, montmul 896, montmul_var 64, barrett 288,
- *         cond_add_q 64, shuffle 288
+ *       ops: load 1406, store 448, add 864, sub 864, montmul 896, montmul_var 64, barrett 192,
+ *         barrett_coarse 96, cond_add_q 64, shuffle 288
  *       coefficient reductions: 2304
  */
 #if !defined(NTTGEN_NO_ISA_CHECK) && !defined(__ARM_NEON)
@@ -151,6 +151,15 @@ static inline int16x8_t nttgen_newhope512_neon_montmul_var(int16x8_t a, int16x8_
  */
 static inline int16x8_t nttgen_newhope512_neon_barrett(int16x8_t a) {
     const int16x8_t t = vrshrq_n_s16(vqdmulhq_s16(a, vdupq_n_s16(21844)), 13);
+    return vmlsq_s16(a, t, vdupq_n_s16(12289));
+}
+
+/*
+ * Barrett reduction by one rounding high product: t = round(a*3 / 2^15) by sqrdmulh,
+ * then a - t*q by mls: congruent to a, in a wider range than barrett.
+ */
+static inline int16x8_t nttgen_newhope512_neon_barrett_coarse(int16x8_t a) {
+    const int16x8_t t = vqrdmulhq_s16(a, vdupq_n_s16(3));
     return vmlsq_s16(a, t, vdupq_n_s16(12289));
 }
 
@@ -1498,11 +1507,11 @@ part_2:;
  *
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[512]: on exit in [-6144, 6144]
+ * r[512]: on exit in [-9560, 9560]
  * a[512 x k]: on entry in [-16382, 16382]
  * b[512 x k]: on entry in [-16382, 16382]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 128, store 64, montmul_var 64, barrett 64
+ * Ops per call: load 128, store 64, montmul_var 64, barrett_coarse 64
  */
 void nttgen_newhope512_neon_basemul_acc(int16_t r[512], const int16_t *a, const int16_t *b,
                                         size_t k) {
@@ -1600,34 +1609,34 @@ void nttgen_newhope512_neon_basemul_acc(int16_t r[512], const int16_t *a, const 
                 const int16x8_t acc_19 = vaddq_s16(acc_15, p_15);
                 acc_15 = acc_19;
             }
-            const int16x8_t red_0 = nttgen_newhope512_neon_barrett(acc_12);
-            const int16x8_t red_1 = nttgen_newhope512_neon_barrett(acc_8);
+            const int16x8_t red_0 = nttgen_newhope512_neon_barrett_coarse(acc_12);
+            const int16x8_t red_1 = nttgen_newhope512_neon_barrett_coarse(acc_8);
             const int16x8_t acc_20 = vaddq_s16(red_1, red_0);
             acc_8 = acc_20;
-            const int16x8_t red_2 = nttgen_newhope512_neon_barrett(acc_13);
-            const int16x8_t red_3 = nttgen_newhope512_neon_barrett(acc_9);
+            const int16x8_t red_2 = nttgen_newhope512_neon_barrett_coarse(acc_13);
+            const int16x8_t red_3 = nttgen_newhope512_neon_barrett_coarse(acc_9);
             const int16x8_t acc_21 = vaddq_s16(red_3, red_2);
             acc_9 = acc_21;
-            const int16x8_t red_4 = nttgen_newhope512_neon_barrett(acc_14);
-            const int16x8_t red_5 = nttgen_newhope512_neon_barrett(acc_10);
+            const int16x8_t red_4 = nttgen_newhope512_neon_barrett_coarse(acc_14);
+            const int16x8_t red_5 = nttgen_newhope512_neon_barrett_coarse(acc_10);
             const int16x8_t acc_22 = vaddq_s16(red_5, red_4);
             acc_10 = acc_22;
-            const int16x8_t red_6 = nttgen_newhope512_neon_barrett(acc_15);
-            const int16x8_t red_7 = nttgen_newhope512_neon_barrett(acc_11);
+            const int16x8_t red_6 = nttgen_newhope512_neon_barrett_coarse(acc_15);
+            const int16x8_t red_7 = nttgen_newhope512_neon_barrett_coarse(acc_11);
             const int16x8_t acc_23 = vaddq_s16(red_7, red_6);
             acc_11 = acc_23;
         }
-        const int16x8_t red_8 = nttgen_newhope512_neon_barrett(acc_8);
-        const int16x8_t red_9 = nttgen_newhope512_neon_barrett(acc_9);
-        const int16x8_t red_10 = nttgen_newhope512_neon_barrett(acc_10);
-        const int16x8_t red_11 = nttgen_newhope512_neon_barrett(acc_11);
+        const int16x8_t red_8 = nttgen_newhope512_neon_barrett_coarse(acc_8);
+        const int16x8_t red_9 = nttgen_newhope512_neon_barrett_coarse(acc_9);
+        const int16x8_t red_10 = nttgen_newhope512_neon_barrett_coarse(acc_10);
+        const int16x8_t red_11 = nttgen_newhope512_neon_barrett_coarse(acc_11);
         vst1q_s16(&r[i_0 * 32], red_8);
         vst1q_s16(&r[i_0 * 32] + 8, red_9);
         vst1q_s16(&r[i_0 * 32] + 16, red_10);
         vst1q_s16(&r[i_0 * 32] + 24, red_11);
     }
 #ifdef NTTGEN_DEBUG
-    nttgen_newhope512_neon_assert_range(r, 512, -6144, 6144);
+    nttgen_newhope512_neon_assert_range(r, 512, -9560, 9560);
 #endif
 }
 
@@ -1932,12 +1941,12 @@ part_2:;
  *
  * Input:  a, b: k polynomials each, NTT domain, native order; cache: their k caches
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[512]: on exit in [-6144, 6144]
+ * r[512]: on exit in [-9560, 9560]
  * a[512 x k]: on entry in [-12288, 12288]
  * b[512 x k]: on entry in [-16382, 16382]
  * cache[512 x k]: on entry in [-32768, 32767]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 128, store 64, montmul_var 64, barrett 64
+ * Ops per call: load 128, store 64, montmul_var 64, barrett_coarse 64
  */
 void nttgen_newhope512_neon_basemul_acc_cached(int16_t r[512], const int16_t *a, const int16_t *b,
                                                const int16_t *cache, size_t k) {
@@ -2037,34 +2046,34 @@ void nttgen_newhope512_neon_basemul_acc_cached(int16_t r[512], const int16_t *a,
                 const int16x8_t acc_19 = vaddq_s16(acc_15, p_15);
                 acc_15 = acc_19;
             }
-            const int16x8_t red_0 = nttgen_newhope512_neon_barrett(acc_12);
-            const int16x8_t red_1 = nttgen_newhope512_neon_barrett(acc_8);
+            const int16x8_t red_0 = nttgen_newhope512_neon_barrett_coarse(acc_12);
+            const int16x8_t red_1 = nttgen_newhope512_neon_barrett_coarse(acc_8);
             const int16x8_t acc_20 = vaddq_s16(red_1, red_0);
             acc_8 = acc_20;
-            const int16x8_t red_2 = nttgen_newhope512_neon_barrett(acc_13);
-            const int16x8_t red_3 = nttgen_newhope512_neon_barrett(acc_9);
+            const int16x8_t red_2 = nttgen_newhope512_neon_barrett_coarse(acc_13);
+            const int16x8_t red_3 = nttgen_newhope512_neon_barrett_coarse(acc_9);
             const int16x8_t acc_21 = vaddq_s16(red_3, red_2);
             acc_9 = acc_21;
-            const int16x8_t red_4 = nttgen_newhope512_neon_barrett(acc_14);
-            const int16x8_t red_5 = nttgen_newhope512_neon_barrett(acc_10);
+            const int16x8_t red_4 = nttgen_newhope512_neon_barrett_coarse(acc_14);
+            const int16x8_t red_5 = nttgen_newhope512_neon_barrett_coarse(acc_10);
             const int16x8_t acc_22 = vaddq_s16(red_5, red_4);
             acc_10 = acc_22;
-            const int16x8_t red_6 = nttgen_newhope512_neon_barrett(acc_15);
-            const int16x8_t red_7 = nttgen_newhope512_neon_barrett(acc_11);
+            const int16x8_t red_6 = nttgen_newhope512_neon_barrett_coarse(acc_15);
+            const int16x8_t red_7 = nttgen_newhope512_neon_barrett_coarse(acc_11);
             const int16x8_t acc_23 = vaddq_s16(red_7, red_6);
             acc_11 = acc_23;
         }
-        const int16x8_t red_8 = nttgen_newhope512_neon_barrett(acc_8);
-        const int16x8_t red_9 = nttgen_newhope512_neon_barrett(acc_9);
-        const int16x8_t red_10 = nttgen_newhope512_neon_barrett(acc_10);
-        const int16x8_t red_11 = nttgen_newhope512_neon_barrett(acc_11);
+        const int16x8_t red_8 = nttgen_newhope512_neon_barrett_coarse(acc_8);
+        const int16x8_t red_9 = nttgen_newhope512_neon_barrett_coarse(acc_9);
+        const int16x8_t red_10 = nttgen_newhope512_neon_barrett_coarse(acc_10);
+        const int16x8_t red_11 = nttgen_newhope512_neon_barrett_coarse(acc_11);
         vst1q_s16(&r[i_0 * 32], red_8);
         vst1q_s16(&r[i_0 * 32] + 8, red_9);
         vst1q_s16(&r[i_0 * 32] + 16, red_10);
         vst1q_s16(&r[i_0 * 32] + 24, red_11);
     }
 #ifdef NTTGEN_DEBUG
-    nttgen_newhope512_neon_assert_range(r, 512, -6144, 6144);
+    nttgen_newhope512_neon_assert_range(r, 512, -9560, 9560);
 #endif
 }
 
@@ -2073,8 +2082,8 @@ void nttgen_newhope512_neon_basemul_acc_cached(int16_t r[512], const int16_t *a,
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[512]: on entry in [-12288, 12288], on exit in [-7546, 7546]
- * Ops per call: load 386, store 128, add 288, sub 288, montmul 320, barrett 96, shuffle 96
+ * a[512]: on entry in [-12288, 12288], on exit in [-8597, 8598]
+ * Ops per call: load 386, store 128, add 288, sub 288, montmul 320, barrett_coarse 96, shuffle 96
  */
 void nttgen_newhope512_neon_intt(int16_t a[512]) {
     const int16_t *zetas_dit_0 = nttgen_newhope512_neon_intt_zetas_dit;
@@ -2209,35 +2218,35 @@ void nttgen_newhope512_neon_intt(int16_t a[512]) {
         const int16x8_t x_78 = nttgen_newhope512_neon_ilv32_lo(x_62, x_63);
         const int16x8_t x_79 = nttgen_newhope512_neon_ilv32_hi(x_62, x_63);
         const int16x8_t t_8 = nttgen_newhope512_neon_montmul(x_66, zeta_1, zetaqinv_1);
-        const int16x8_t red_0 = nttgen_newhope512_neon_barrett(x_64);
+        const int16x8_t red_0 = nttgen_newhope512_neon_barrett_coarse(x_64);
         const int16x8_t x_80 = vaddq_s16(red_0, t_8);
         const int16x8_t x_81 = vsubq_s16(red_0, t_8);
         const int16x8_t t_9 = nttgen_newhope512_neon_montmul(x_67, zeta_1, zetaqinv_1);
-        const int16x8_t red_1 = nttgen_newhope512_neon_barrett(x_65);
+        const int16x8_t red_1 = nttgen_newhope512_neon_barrett_coarse(x_65);
         const int16x8_t x_82 = vaddq_s16(red_1, t_9);
         const int16x8_t x_83 = vsubq_s16(red_1, t_9);
         const int16x8_t t_10 = nttgen_newhope512_neon_montmul(x_70, zeta_1, zetaqinv_1);
-        const int16x8_t red_2 = nttgen_newhope512_neon_barrett(x_68);
+        const int16x8_t red_2 = nttgen_newhope512_neon_barrett_coarse(x_68);
         const int16x8_t x_84 = vaddq_s16(red_2, t_10);
         const int16x8_t x_85 = vsubq_s16(red_2, t_10);
         const int16x8_t t_11 = nttgen_newhope512_neon_montmul(x_71, zeta_1, zetaqinv_1);
-        const int16x8_t red_3 = nttgen_newhope512_neon_barrett(x_69);
+        const int16x8_t red_3 = nttgen_newhope512_neon_barrett_coarse(x_69);
         const int16x8_t x_86 = vaddq_s16(red_3, t_11);
         const int16x8_t x_87 = vsubq_s16(red_3, t_11);
         const int16x8_t t_12 = nttgen_newhope512_neon_montmul(x_74, zeta_1, zetaqinv_1);
-        const int16x8_t red_4 = nttgen_newhope512_neon_barrett(x_72);
+        const int16x8_t red_4 = nttgen_newhope512_neon_barrett_coarse(x_72);
         const int16x8_t x_88 = vaddq_s16(red_4, t_12);
         const int16x8_t x_89 = vsubq_s16(red_4, t_12);
         const int16x8_t t_13 = nttgen_newhope512_neon_montmul(x_75, zeta_1, zetaqinv_1);
-        const int16x8_t red_5 = nttgen_newhope512_neon_barrett(x_73);
+        const int16x8_t red_5 = nttgen_newhope512_neon_barrett_coarse(x_73);
         const int16x8_t x_90 = vaddq_s16(red_5, t_13);
         const int16x8_t x_91 = vsubq_s16(red_5, t_13);
         const int16x8_t t_14 = nttgen_newhope512_neon_montmul(x_78, zeta_1, zetaqinv_1);
-        const int16x8_t red_6 = nttgen_newhope512_neon_barrett(x_76);
+        const int16x8_t red_6 = nttgen_newhope512_neon_barrett_coarse(x_76);
         const int16x8_t x_92 = vaddq_s16(red_6, t_14);
         const int16x8_t x_93 = vsubq_s16(red_6, t_14);
         const int16x8_t t_15 = nttgen_newhope512_neon_montmul(x_79, zeta_1, zetaqinv_1);
-        const int16x8_t red_7 = nttgen_newhope512_neon_barrett(x_77);
+        const int16x8_t red_7 = nttgen_newhope512_neon_barrett_coarse(x_77);
         const int16x8_t x_94 = vaddq_s16(red_7, t_15);
         const int16x8_t x_95 = vsubq_s16(red_7, t_15);
         const int16x8_t x_96 = nttgen_newhope512_neon_ilv64_lo(x_80, x_81);
@@ -2295,49 +2304,49 @@ void nttgen_newhope512_neon_intt(int16_t a[512]) {
         const int16x8_t x_134 = vaddq_s16(x_118, t_27);
         const int16x8_t x_135 = vsubq_s16(x_118, t_27);
         const int16x8_t t_28 = nttgen_newhope512_neon_montmul(x_121, zeta_4, zetaqinv_4);
-        const int16x8_t x_136 = vaddq_s16(x_113, t_28);
-        const int16x8_t x_137 = vsubq_s16(x_113, t_28);
+        const int16x8_t red_8 = nttgen_newhope512_neon_barrett_coarse(x_113);
+        const int16x8_t x_136 = vaddq_s16(red_8, t_28);
+        const int16x8_t x_137 = vsubq_s16(red_8, t_28);
         const int16x8_t t_29 = nttgen_newhope512_neon_montmul(x_123, zeta_4, zetaqinv_4);
-        const int16x8_t x_138 = vaddq_s16(x_115, t_29);
-        const int16x8_t x_139 = vsubq_s16(x_115, t_29);
+        const int16x8_t red_9 = nttgen_newhope512_neon_barrett_coarse(x_115);
+        const int16x8_t x_138 = vaddq_s16(red_9, t_29);
+        const int16x8_t x_139 = vsubq_s16(red_9, t_29);
         const int16x8_t t_30 = nttgen_newhope512_neon_montmul(x_125, zeta_4, zetaqinv_4);
-        const int16x8_t x_140 = vaddq_s16(x_117, t_30);
-        const int16x8_t x_141 = vsubq_s16(x_117, t_30);
+        const int16x8_t red_10 = nttgen_newhope512_neon_barrett_coarse(x_117);
+        const int16x8_t x_140 = vaddq_s16(red_10, t_30);
+        const int16x8_t x_141 = vsubq_s16(red_10, t_30);
         const int16x8_t t_31 = nttgen_newhope512_neon_montmul(x_127, zeta_4, zetaqinv_4);
-        const int16x8_t x_142 = vaddq_s16(x_119, t_31);
-        const int16x8_t x_143 = vsubq_s16(x_119, t_31);
+        const int16x8_t red_11 = nttgen_newhope512_neon_barrett_coarse(x_119);
+        const int16x8_t x_142 = vaddq_s16(red_11, t_31);
+        const int16x8_t x_143 = vsubq_s16(red_11, t_31);
         const int16x8_t t_32 = nttgen_newhope512_neon_montmul(x_132, zeta_5, zetaqinv_5);
-        const int16x8_t red_8 = nttgen_newhope512_neon_barrett(x_128);
-        const int16x8_t x_144 = vaddq_s16(red_8, t_32);
-        const int16x8_t x_145 = vsubq_s16(red_8, t_32);
+        const int16x8_t red_12 = nttgen_newhope512_neon_barrett_coarse(x_128);
+        const int16x8_t x_144 = vaddq_s16(red_12, t_32);
+        const int16x8_t x_145 = vsubq_s16(red_12, t_32);
         const int16x8_t t_33 = nttgen_newhope512_neon_montmul(x_134, zeta_5, zetaqinv_5);
-        const int16x8_t red_9 = nttgen_newhope512_neon_barrett(x_130);
-        const int16x8_t x_146 = vaddq_s16(red_9, t_33);
-        const int16x8_t x_147 = vsubq_s16(red_9, t_33);
+        const int16x8_t red_13 = nttgen_newhope512_neon_barrett_coarse(x_130);
+        const int16x8_t x_146 = vaddq_s16(red_13, t_33);
+        const int16x8_t x_147 = vsubq_s16(red_13, t_33);
         const int16x8_t t_34 = nttgen_newhope512_neon_montmul(x_133, zeta_6, zetaqinv_6);
-        const int16x8_t red_10 = nttgen_newhope512_neon_barrett(x_129);
-        const int16x8_t x_148 = vaddq_s16(red_10, t_34);
-        const int16x8_t x_149 = vsubq_s16(red_10, t_34);
+        const int16x8_t red_14 = nttgen_newhope512_neon_barrett_coarse(x_129);
+        const int16x8_t x_148 = vaddq_s16(red_14, t_34);
+        const int16x8_t x_149 = vsubq_s16(red_14, t_34);
         const int16x8_t t_35 = nttgen_newhope512_neon_montmul(x_135, zeta_6, zetaqinv_6);
-        const int16x8_t red_11 = nttgen_newhope512_neon_barrett(x_131);
-        const int16x8_t x_150 = vaddq_s16(red_11, t_35);
-        const int16x8_t x_151 = vsubq_s16(red_11, t_35);
+        const int16x8_t red_15 = nttgen_newhope512_neon_barrett_coarse(x_131);
+        const int16x8_t x_150 = vaddq_s16(red_15, t_35);
+        const int16x8_t x_151 = vsubq_s16(red_15, t_35);
         const int16x8_t t_36 = nttgen_newhope512_neon_montmul(x_140, zeta_7, zetaqinv_7);
-        const int16x8_t red_12 = nttgen_newhope512_neon_barrett(x_136);
-        const int16x8_t x_152 = vaddq_s16(red_12, t_36);
-        const int16x8_t x_153 = vsubq_s16(red_12, t_36);
+        const int16x8_t x_152 = vaddq_s16(x_136, t_36);
+        const int16x8_t x_153 = vsubq_s16(x_136, t_36);
         const int16x8_t t_37 = nttgen_newhope512_neon_montmul(x_142, zeta_7, zetaqinv_7);
-        const int16x8_t red_13 = nttgen_newhope512_neon_barrett(x_138);
-        const int16x8_t x_154 = vaddq_s16(red_13, t_37);
-        const int16x8_t x_155 = vsubq_s16(red_13, t_37);
+        const int16x8_t x_154 = vaddq_s16(x_138, t_37);
+        const int16x8_t x_155 = vsubq_s16(x_138, t_37);
         const int16x8_t t_38 = nttgen_newhope512_neon_montmul(x_141, zeta_8, zetaqinv_8);
-        const int16x8_t red_14 = nttgen_newhope512_neon_barrett(x_137);
-        const int16x8_t x_156 = vaddq_s16(red_14, t_38);
-        const int16x8_t x_157 = vsubq_s16(red_14, t_38);
+        const int16x8_t x_156 = vaddq_s16(x_137, t_38);
+        const int16x8_t x_157 = vsubq_s16(x_137, t_38);
         const int16x8_t t_39 = nttgen_newhope512_neon_montmul(x_143, zeta_8, zetaqinv_8);
-        const int16x8_t red_15 = nttgen_newhope512_neon_barrett(x_139);
-        const int16x8_t x_158 = vaddq_s16(red_15, t_39);
-        const int16x8_t x_159 = vsubq_s16(red_15, t_39);
+        const int16x8_t x_158 = vaddq_s16(x_139, t_39);
+        const int16x8_t x_159 = vsubq_s16(x_139, t_39);
         const int16x8_t t_40 = nttgen_newhope512_neon_montmul(x_146, zeta_9, zetaqinv_9);
         const int16x8_t x_160 = vaddq_s16(x_144, t_40);
         const int16x8_t x_161 = vsubq_s16(x_144, t_40);
@@ -2422,61 +2431,61 @@ void nttgen_newhope512_neon_intt(int16_t a[512]) {
         const int16x8_t x_190 = vld1q_s16(&a[blk_0 * 8] + 224);
         const int16x8_t x_191 = vld1q_s16(&a[blk_0 * 8] + 480);
         const int16x8_t t_48 = nttgen_newhope512_neon_montmul(x_178, zeta_17, zetaqinv_17);
-        const int16x8_t x_192 = vaddq_s16(x_176, t_48);
-        const int16x8_t x_193 = vsubq_s16(x_176, t_48);
+        const int16x8_t red_16 = nttgen_newhope512_neon_barrett_coarse(x_176);
+        const int16x8_t x_192 = vaddq_s16(red_16, t_48);
+        const int16x8_t x_193 = vsubq_s16(red_16, t_48);
         const int16x8_t t_49 = nttgen_newhope512_neon_montmul(x_179, zeta_17, zetaqinv_17);
-        const int16x8_t x_194 = vaddq_s16(x_177, t_49);
-        const int16x8_t x_195 = vsubq_s16(x_177, t_49);
+        const int16x8_t red_17 = nttgen_newhope512_neon_barrett_coarse(x_177);
+        const int16x8_t x_194 = vaddq_s16(red_17, t_49);
+        const int16x8_t x_195 = vsubq_s16(red_17, t_49);
         const int16x8_t t_50 = nttgen_newhope512_neon_montmul(x_182, zeta_18, zetaqinv_18);
-        const int16x8_t x_196 = vaddq_s16(x_180, t_50);
-        const int16x8_t x_197 = vsubq_s16(x_180, t_50);
+        const int16x8_t red_18 = nttgen_newhope512_neon_barrett_coarse(x_180);
+        const int16x8_t x_196 = vaddq_s16(red_18, t_50);
+        const int16x8_t x_197 = vsubq_s16(red_18, t_50);
         const int16x8_t t_51 = nttgen_newhope512_neon_montmul(x_183, zeta_18, zetaqinv_18);
-        const int16x8_t x_198 = vaddq_s16(x_181, t_51);
-        const int16x8_t x_199 = vsubq_s16(x_181, t_51);
+        const int16x8_t red_19 = nttgen_newhope512_neon_barrett_coarse(x_181);
+        const int16x8_t x_198 = vaddq_s16(red_19, t_51);
+        const int16x8_t x_199 = vsubq_s16(red_19, t_51);
         const int16x8_t t_52 = nttgen_newhope512_neon_montmul(x_186, zeta_19, zetaqinv_19);
-        const int16x8_t x_200 = vaddq_s16(x_184, t_52);
-        const int16x8_t x_201 = vsubq_s16(x_184, t_52);
+        const int16x8_t red_20 = nttgen_newhope512_neon_barrett_coarse(x_184);
+        const int16x8_t x_200 = vaddq_s16(red_20, t_52);
+        const int16x8_t x_201 = vsubq_s16(red_20, t_52);
         const int16x8_t t_53 = nttgen_newhope512_neon_montmul(x_187, zeta_19, zetaqinv_19);
-        const int16x8_t x_202 = vaddq_s16(x_185, t_53);
-        const int16x8_t x_203 = vsubq_s16(x_185, t_53);
+        const int16x8_t red_21 = nttgen_newhope512_neon_barrett_coarse(x_185);
+        const int16x8_t x_202 = vaddq_s16(red_21, t_53);
+        const int16x8_t x_203 = vsubq_s16(red_21, t_53);
         const int16x8_t t_54 = nttgen_newhope512_neon_montmul(x_190, zeta_20, zetaqinv_20);
-        const int16x8_t x_204 = vaddq_s16(x_188, t_54);
-        const int16x8_t x_205 = vsubq_s16(x_188, t_54);
+        const int16x8_t red_22 = nttgen_newhope512_neon_barrett_coarse(x_188);
+        const int16x8_t x_204 = vaddq_s16(red_22, t_54);
+        const int16x8_t x_205 = vsubq_s16(red_22, t_54);
         const int16x8_t t_55 = nttgen_newhope512_neon_montmul(x_191, zeta_20, zetaqinv_20);
-        const int16x8_t x_206 = vaddq_s16(x_189, t_55);
-        const int16x8_t x_207 = vsubq_s16(x_189, t_55);
+        const int16x8_t red_23 = nttgen_newhope512_neon_barrett_coarse(x_189);
+        const int16x8_t x_206 = vaddq_s16(red_23, t_55);
+        const int16x8_t x_207 = vsubq_s16(red_23, t_55);
         const int16x8_t t_56 = nttgen_newhope512_neon_montmul(x_194, zeta_21, zetaqinv_21);
-        const int16x8_t red_16 = nttgen_newhope512_neon_barrett(x_192);
-        const int16x8_t x_208 = vaddq_s16(red_16, t_56);
-        const int16x8_t x_209 = vsubq_s16(red_16, t_56);
+        const int16x8_t x_208 = vaddq_s16(x_192, t_56);
+        const int16x8_t x_209 = vsubq_s16(x_192, t_56);
         const int16x8_t t_57 = nttgen_newhope512_neon_montmul(x_195, zeta_22, zetaqinv_22);
-        const int16x8_t red_17 = nttgen_newhope512_neon_barrett(x_193);
-        const int16x8_t x_210 = vaddq_s16(red_17, t_57);
-        const int16x8_t x_211 = vsubq_s16(red_17, t_57);
+        const int16x8_t x_210 = vaddq_s16(x_193, t_57);
+        const int16x8_t x_211 = vsubq_s16(x_193, t_57);
         const int16x8_t t_58 = nttgen_newhope512_neon_montmul(x_198, zeta_23, zetaqinv_23);
-        const int16x8_t red_18 = nttgen_newhope512_neon_barrett(x_196);
-        const int16x8_t x_212 = vaddq_s16(red_18, t_58);
-        const int16x8_t x_213 = vsubq_s16(red_18, t_58);
+        const int16x8_t x_212 = vaddq_s16(x_196, t_58);
+        const int16x8_t x_213 = vsubq_s16(x_196, t_58);
         const int16x8_t t_59 = nttgen_newhope512_neon_montmul(x_199, zeta_24, zetaqinv_24);
-        const int16x8_t red_19 = nttgen_newhope512_neon_barrett(x_197);
-        const int16x8_t x_214 = vaddq_s16(red_19, t_59);
-        const int16x8_t x_215 = vsubq_s16(red_19, t_59);
+        const int16x8_t x_214 = vaddq_s16(x_197, t_59);
+        const int16x8_t x_215 = vsubq_s16(x_197, t_59);
         const int16x8_t t_60 = nttgen_newhope512_neon_montmul(x_202, zeta_25, zetaqinv_25);
-        const int16x8_t red_20 = nttgen_newhope512_neon_barrett(x_200);
-        const int16x8_t x_216 = vaddq_s16(red_20, t_60);
-        const int16x8_t x_217 = vsubq_s16(red_20, t_60);
+        const int16x8_t x_216 = vaddq_s16(x_200, t_60);
+        const int16x8_t x_217 = vsubq_s16(x_200, t_60);
         const int16x8_t t_61 = nttgen_newhope512_neon_montmul(x_203, zeta_26, zetaqinv_26);
-        const int16x8_t red_21 = nttgen_newhope512_neon_barrett(x_201);
-        const int16x8_t x_218 = vaddq_s16(red_21, t_61);
-        const int16x8_t x_219 = vsubq_s16(red_21, t_61);
+        const int16x8_t x_218 = vaddq_s16(x_201, t_61);
+        const int16x8_t x_219 = vsubq_s16(x_201, t_61);
         const int16x8_t t_62 = nttgen_newhope512_neon_montmul(x_206, zeta_27, zetaqinv_27);
-        const int16x8_t red_22 = nttgen_newhope512_neon_barrett(x_204);
-        const int16x8_t x_220 = vaddq_s16(red_22, t_62);
-        const int16x8_t x_221 = vsubq_s16(red_22, t_62);
+        const int16x8_t x_220 = vaddq_s16(x_204, t_62);
+        const int16x8_t x_221 = vsubq_s16(x_204, t_62);
         const int16x8_t t_63 = nttgen_newhope512_neon_montmul(x_207, zeta_28, zetaqinv_28);
-        const int16x8_t red_23 = nttgen_newhope512_neon_barrett(x_205);
-        const int16x8_t x_222 = vaddq_s16(red_23, t_63);
-        const int16x8_t x_223 = vsubq_s16(red_23, t_63);
+        const int16x8_t x_222 = vaddq_s16(x_205, t_63);
+        const int16x8_t x_223 = vsubq_s16(x_205, t_63);
         const int16x8_t tw_0 = vld1q_s16(&twist_0[blk_0 * 16]);
         const int16x8_t twqinv_0 = vld1q_s16(&twist_0[blk_0 * 16] + 8);
         const int16x8_t x_224 = nttgen_newhope512_neon_montmul(x_208, tw_0, twqinv_0);
@@ -2545,7 +2554,7 @@ void nttgen_newhope512_neon_intt(int16_t a[512]) {
         vst1q_s16(&a[blk_0 * 8] + 480, x_239);
     }
 #ifdef NTTGEN_DEBUG
-    nttgen_newhope512_neon_assert_range(a, 512, -7546, 7546);
+    nttgen_newhope512_neon_assert_range(a, 512, -8597, 8598);
 #endif
 }
 
@@ -2876,8 +2885,8 @@ void nttgen_newhope512_neon_from_standard(int16_t a[512]) {
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta, in [0, q)
  * a[512]: on entry in [-12288, 12288], on exit in [0, 12288]
- * Ops per call: load 386, store 128, add 288, sub 288, montmul 320, barrett 96, cond_add_q 64,
- *   shuffle 96
+ * Ops per call: load 386, store 128, add 288, sub 288, montmul 320, barrett_coarse 96, cond_add_q
+ *   64, shuffle 96
  */
 static NTTGEN_NOINLINE void nttgen_newhope512_neon_intt_reduce(int16_t a[512]) {
     const int16_t *zetas_dit_0 = nttgen_newhope512_neon_intt_zetas_dit;
@@ -3012,35 +3021,35 @@ static NTTGEN_NOINLINE void nttgen_newhope512_neon_intt_reduce(int16_t a[512]) {
         const int16x8_t x_78 = nttgen_newhope512_neon_ilv32_lo(x_62, x_63);
         const int16x8_t x_79 = nttgen_newhope512_neon_ilv32_hi(x_62, x_63);
         const int16x8_t t_8 = nttgen_newhope512_neon_montmul(x_66, zeta_1, zetaqinv_1);
-        const int16x8_t red_0 = nttgen_newhope512_neon_barrett(x_64);
+        const int16x8_t red_0 = nttgen_newhope512_neon_barrett_coarse(x_64);
         const int16x8_t x_80 = vaddq_s16(red_0, t_8);
         const int16x8_t x_81 = vsubq_s16(red_0, t_8);
         const int16x8_t t_9 = nttgen_newhope512_neon_montmul(x_67, zeta_1, zetaqinv_1);
-        const int16x8_t red_1 = nttgen_newhope512_neon_barrett(x_65);
+        const int16x8_t red_1 = nttgen_newhope512_neon_barrett_coarse(x_65);
         const int16x8_t x_82 = vaddq_s16(red_1, t_9);
         const int16x8_t x_83 = vsubq_s16(red_1, t_9);
         const int16x8_t t_10 = nttgen_newhope512_neon_montmul(x_70, zeta_1, zetaqinv_1);
-        const int16x8_t red_2 = nttgen_newhope512_neon_barrett(x_68);
+        const int16x8_t red_2 = nttgen_newhope512_neon_barrett_coarse(x_68);
         const int16x8_t x_84 = vaddq_s16(red_2, t_10);
         const int16x8_t x_85 = vsubq_s16(red_2, t_10);
         const int16x8_t t_11 = nttgen_newhope512_neon_montmul(x_71, zeta_1, zetaqinv_1);
-        const int16x8_t red_3 = nttgen_newhope512_neon_barrett(x_69);
+        const int16x8_t red_3 = nttgen_newhope512_neon_barrett_coarse(x_69);
         const int16x8_t x_86 = vaddq_s16(red_3, t_11);
         const int16x8_t x_87 = vsubq_s16(red_3, t_11);
         const int16x8_t t_12 = nttgen_newhope512_neon_montmul(x_74, zeta_1, zetaqinv_1);
-        const int16x8_t red_4 = nttgen_newhope512_neon_barrett(x_72);
+        const int16x8_t red_4 = nttgen_newhope512_neon_barrett_coarse(x_72);
         const int16x8_t x_88 = vaddq_s16(red_4, t_12);
         const int16x8_t x_89 = vsubq_s16(red_4, t_12);
         const int16x8_t t_13 = nttgen_newhope512_neon_montmul(x_75, zeta_1, zetaqinv_1);
-        const int16x8_t red_5 = nttgen_newhope512_neon_barrett(x_73);
+        const int16x8_t red_5 = nttgen_newhope512_neon_barrett_coarse(x_73);
         const int16x8_t x_90 = vaddq_s16(red_5, t_13);
         const int16x8_t x_91 = vsubq_s16(red_5, t_13);
         const int16x8_t t_14 = nttgen_newhope512_neon_montmul(x_78, zeta_1, zetaqinv_1);
-        const int16x8_t red_6 = nttgen_newhope512_neon_barrett(x_76);
+        const int16x8_t red_6 = nttgen_newhope512_neon_barrett_coarse(x_76);
         const int16x8_t x_92 = vaddq_s16(red_6, t_14);
         const int16x8_t x_93 = vsubq_s16(red_6, t_14);
         const int16x8_t t_15 = nttgen_newhope512_neon_montmul(x_79, zeta_1, zetaqinv_1);
-        const int16x8_t red_7 = nttgen_newhope512_neon_barrett(x_77);
+        const int16x8_t red_7 = nttgen_newhope512_neon_barrett_coarse(x_77);
         const int16x8_t x_94 = vaddq_s16(red_7, t_15);
         const int16x8_t x_95 = vsubq_s16(red_7, t_15);
         const int16x8_t x_96 = nttgen_newhope512_neon_ilv64_lo(x_80, x_81);
@@ -3098,49 +3107,49 @@ static NTTGEN_NOINLINE void nttgen_newhope512_neon_intt_reduce(int16_t a[512]) {
         const int16x8_t x_134 = vaddq_s16(x_118, t_27);
         const int16x8_t x_135 = vsubq_s16(x_118, t_27);
         const int16x8_t t_28 = nttgen_newhope512_neon_montmul(x_121, zeta_4, zetaqinv_4);
-        const int16x8_t x_136 = vaddq_s16(x_113, t_28);
-        const int16x8_t x_137 = vsubq_s16(x_113, t_28);
+        const int16x8_t red_8 = nttgen_newhope512_neon_barrett_coarse(x_113);
+        const int16x8_t x_136 = vaddq_s16(red_8, t_28);
+        const int16x8_t x_137 = vsubq_s16(red_8, t_28);
         const int16x8_t t_29 = nttgen_newhope512_neon_montmul(x_123, zeta_4, zetaqinv_4);
-        const int16x8_t x_138 = vaddq_s16(x_115, t_29);
-        const int16x8_t x_139 = vsubq_s16(x_115, t_29);
+        const int16x8_t red_9 = nttgen_newhope512_neon_barrett_coarse(x_115);
+        const int16x8_t x_138 = vaddq_s16(red_9, t_29);
+        const int16x8_t x_139 = vsubq_s16(red_9, t_29);
         const int16x8_t t_30 = nttgen_newhope512_neon_montmul(x_125, zeta_4, zetaqinv_4);
-        const int16x8_t x_140 = vaddq_s16(x_117, t_30);
-        const int16x8_t x_141 = vsubq_s16(x_117, t_30);
+        const int16x8_t red_10 = nttgen_newhope512_neon_barrett_coarse(x_117);
+        const int16x8_t x_140 = vaddq_s16(red_10, t_30);
+        const int16x8_t x_141 = vsubq_s16(red_10, t_30);
         const int16x8_t t_31 = nttgen_newhope512_neon_montmul(x_127, zeta_4, zetaqinv_4);
-        const int16x8_t x_142 = vaddq_s16(x_119, t_31);
-        const int16x8_t x_143 = vsubq_s16(x_119, t_31);
+        const int16x8_t red_11 = nttgen_newhope512_neon_barrett_coarse(x_119);
+        const int16x8_t x_142 = vaddq_s16(red_11, t_31);
+        const int16x8_t x_143 = vsubq_s16(red_11, t_31);
         const int16x8_t t_32 = nttgen_newhope512_neon_montmul(x_132, zeta_5, zetaqinv_5);
-        const int16x8_t red_8 = nttgen_newhope512_neon_barrett(x_128);
-        const int16x8_t x_144 = vaddq_s16(red_8, t_32);
-        const int16x8_t x_145 = vsubq_s16(red_8, t_32);
+        const int16x8_t red_12 = nttgen_newhope512_neon_barrett_coarse(x_128);
+        const int16x8_t x_144 = vaddq_s16(red_12, t_32);
+        const int16x8_t x_145 = vsubq_s16(red_12, t_32);
         const int16x8_t t_33 = nttgen_newhope512_neon_montmul(x_134, zeta_5, zetaqinv_5);
-        const int16x8_t red_9 = nttgen_newhope512_neon_barrett(x_130);
-        const int16x8_t x_146 = vaddq_s16(red_9, t_33);
-        const int16x8_t x_147 = vsubq_s16(red_9, t_33);
+        const int16x8_t red_13 = nttgen_newhope512_neon_barrett_coarse(x_130);
+        const int16x8_t x_146 = vaddq_s16(red_13, t_33);
+        const int16x8_t x_147 = vsubq_s16(red_13, t_33);
         const int16x8_t t_34 = nttgen_newhope512_neon_montmul(x_133, zeta_6, zetaqinv_6);
-        const int16x8_t red_10 = nttgen_newhope512_neon_barrett(x_129);
-        const int16x8_t x_148 = vaddq_s16(red_10, t_34);
-        const int16x8_t x_149 = vsubq_s16(red_10, t_34);
+        const int16x8_t red_14 = nttgen_newhope512_neon_barrett_coarse(x_129);
+        const int16x8_t x_148 = vaddq_s16(red_14, t_34);
+        const int16x8_t x_149 = vsubq_s16(red_14, t_34);
         const int16x8_t t_35 = nttgen_newhope512_neon_montmul(x_135, zeta_6, zetaqinv_6);
-        const int16x8_t red_11 = nttgen_newhope512_neon_barrett(x_131);
-        const int16x8_t x_150 = vaddq_s16(red_11, t_35);
-        const int16x8_t x_151 = vsubq_s16(red_11, t_35);
+        const int16x8_t red_15 = nttgen_newhope512_neon_barrett_coarse(x_131);
+        const int16x8_t x_150 = vaddq_s16(red_15, t_35);
+        const int16x8_t x_151 = vsubq_s16(red_15, t_35);
         const int16x8_t t_36 = nttgen_newhope512_neon_montmul(x_140, zeta_7, zetaqinv_7);
-        const int16x8_t red_12 = nttgen_newhope512_neon_barrett(x_136);
-        const int16x8_t x_152 = vaddq_s16(red_12, t_36);
-        const int16x8_t x_153 = vsubq_s16(red_12, t_36);
+        const int16x8_t x_152 = vaddq_s16(x_136, t_36);
+        const int16x8_t x_153 = vsubq_s16(x_136, t_36);
         const int16x8_t t_37 = nttgen_newhope512_neon_montmul(x_142, zeta_7, zetaqinv_7);
-        const int16x8_t red_13 = nttgen_newhope512_neon_barrett(x_138);
-        const int16x8_t x_154 = vaddq_s16(red_13, t_37);
-        const int16x8_t x_155 = vsubq_s16(red_13, t_37);
+        const int16x8_t x_154 = vaddq_s16(x_138, t_37);
+        const int16x8_t x_155 = vsubq_s16(x_138, t_37);
         const int16x8_t t_38 = nttgen_newhope512_neon_montmul(x_141, zeta_8, zetaqinv_8);
-        const int16x8_t red_14 = nttgen_newhope512_neon_barrett(x_137);
-        const int16x8_t x_156 = vaddq_s16(red_14, t_38);
-        const int16x8_t x_157 = vsubq_s16(red_14, t_38);
+        const int16x8_t x_156 = vaddq_s16(x_137, t_38);
+        const int16x8_t x_157 = vsubq_s16(x_137, t_38);
         const int16x8_t t_39 = nttgen_newhope512_neon_montmul(x_143, zeta_8, zetaqinv_8);
-        const int16x8_t red_15 = nttgen_newhope512_neon_barrett(x_139);
-        const int16x8_t x_158 = vaddq_s16(red_15, t_39);
-        const int16x8_t x_159 = vsubq_s16(red_15, t_39);
+        const int16x8_t x_158 = vaddq_s16(x_139, t_39);
+        const int16x8_t x_159 = vsubq_s16(x_139, t_39);
         const int16x8_t t_40 = nttgen_newhope512_neon_montmul(x_146, zeta_9, zetaqinv_9);
         const int16x8_t x_160 = vaddq_s16(x_144, t_40);
         const int16x8_t x_161 = vsubq_s16(x_144, t_40);
@@ -3225,61 +3234,61 @@ static NTTGEN_NOINLINE void nttgen_newhope512_neon_intt_reduce(int16_t a[512]) {
         const int16x8_t x_190 = vld1q_s16(&a[blk_0 * 8] + 224);
         const int16x8_t x_191 = vld1q_s16(&a[blk_0 * 8] + 480);
         const int16x8_t t_48 = nttgen_newhope512_neon_montmul(x_178, zeta_17, zetaqinv_17);
-        const int16x8_t x_192 = vaddq_s16(x_176, t_48);
-        const int16x8_t x_193 = vsubq_s16(x_176, t_48);
+        const int16x8_t red_16 = nttgen_newhope512_neon_barrett_coarse(x_176);
+        const int16x8_t x_192 = vaddq_s16(red_16, t_48);
+        const int16x8_t x_193 = vsubq_s16(red_16, t_48);
         const int16x8_t t_49 = nttgen_newhope512_neon_montmul(x_179, zeta_17, zetaqinv_17);
-        const int16x8_t x_194 = vaddq_s16(x_177, t_49);
-        const int16x8_t x_195 = vsubq_s16(x_177, t_49);
+        const int16x8_t red_17 = nttgen_newhope512_neon_barrett_coarse(x_177);
+        const int16x8_t x_194 = vaddq_s16(red_17, t_49);
+        const int16x8_t x_195 = vsubq_s16(red_17, t_49);
         const int16x8_t t_50 = nttgen_newhope512_neon_montmul(x_182, zeta_18, zetaqinv_18);
-        const int16x8_t x_196 = vaddq_s16(x_180, t_50);
-        const int16x8_t x_197 = vsubq_s16(x_180, t_50);
+        const int16x8_t red_18 = nttgen_newhope512_neon_barrett_coarse(x_180);
+        const int16x8_t x_196 = vaddq_s16(red_18, t_50);
+        const int16x8_t x_197 = vsubq_s16(red_18, t_50);
         const int16x8_t t_51 = nttgen_newhope512_neon_montmul(x_183, zeta_18, zetaqinv_18);
-        const int16x8_t x_198 = vaddq_s16(x_181, t_51);
-        const int16x8_t x_199 = vsubq_s16(x_181, t_51);
+        const int16x8_t red_19 = nttgen_newhope512_neon_barrett_coarse(x_181);
+        const int16x8_t x_198 = vaddq_s16(red_19, t_51);
+        const int16x8_t x_199 = vsubq_s16(red_19, t_51);
         const int16x8_t t_52 = nttgen_newhope512_neon_montmul(x_186, zeta_19, zetaqinv_19);
-        const int16x8_t x_200 = vaddq_s16(x_184, t_52);
-        const int16x8_t x_201 = vsubq_s16(x_184, t_52);
+        const int16x8_t red_20 = nttgen_newhope512_neon_barrett_coarse(x_184);
+        const int16x8_t x_200 = vaddq_s16(red_20, t_52);
+        const int16x8_t x_201 = vsubq_s16(red_20, t_52);
         const int16x8_t t_53 = nttgen_newhope512_neon_montmul(x_187, zeta_19, zetaqinv_19);
-        const int16x8_t x_202 = vaddq_s16(x_185, t_53);
-        const int16x8_t x_203 = vsubq_s16(x_185, t_53);
+        const int16x8_t red_21 = nttgen_newhope512_neon_barrett_coarse(x_185);
+        const int16x8_t x_202 = vaddq_s16(red_21, t_53);
+        const int16x8_t x_203 = vsubq_s16(red_21, t_53);
         const int16x8_t t_54 = nttgen_newhope512_neon_montmul(x_190, zeta_20, zetaqinv_20);
-        const int16x8_t x_204 = vaddq_s16(x_188, t_54);
-        const int16x8_t x_205 = vsubq_s16(x_188, t_54);
+        const int16x8_t red_22 = nttgen_newhope512_neon_barrett_coarse(x_188);
+        const int16x8_t x_204 = vaddq_s16(red_22, t_54);
+        const int16x8_t x_205 = vsubq_s16(red_22, t_54);
         const int16x8_t t_55 = nttgen_newhope512_neon_montmul(x_191, zeta_20, zetaqinv_20);
-        const int16x8_t x_206 = vaddq_s16(x_189, t_55);
-        const int16x8_t x_207 = vsubq_s16(x_189, t_55);
+        const int16x8_t red_23 = nttgen_newhope512_neon_barrett_coarse(x_189);
+        const int16x8_t x_206 = vaddq_s16(red_23, t_55);
+        const int16x8_t x_207 = vsubq_s16(red_23, t_55);
         const int16x8_t t_56 = nttgen_newhope512_neon_montmul(x_194, zeta_21, zetaqinv_21);
-        const int16x8_t red_16 = nttgen_newhope512_neon_barrett(x_192);
-        const int16x8_t x_208 = vaddq_s16(red_16, t_56);
-        const int16x8_t x_209 = vsubq_s16(red_16, t_56);
+        const int16x8_t x_208 = vaddq_s16(x_192, t_56);
+        const int16x8_t x_209 = vsubq_s16(x_192, t_56);
         const int16x8_t t_57 = nttgen_newhope512_neon_montmul(x_195, zeta_22, zetaqinv_22);
-        const int16x8_t red_17 = nttgen_newhope512_neon_barrett(x_193);
-        const int16x8_t x_210 = vaddq_s16(red_17, t_57);
-        const int16x8_t x_211 = vsubq_s16(red_17, t_57);
+        const int16x8_t x_210 = vaddq_s16(x_193, t_57);
+        const int16x8_t x_211 = vsubq_s16(x_193, t_57);
         const int16x8_t t_58 = nttgen_newhope512_neon_montmul(x_198, zeta_23, zetaqinv_23);
-        const int16x8_t red_18 = nttgen_newhope512_neon_barrett(x_196);
-        const int16x8_t x_212 = vaddq_s16(red_18, t_58);
-        const int16x8_t x_213 = vsubq_s16(red_18, t_58);
+        const int16x8_t x_212 = vaddq_s16(x_196, t_58);
+        const int16x8_t x_213 = vsubq_s16(x_196, t_58);
         const int16x8_t t_59 = nttgen_newhope512_neon_montmul(x_199, zeta_24, zetaqinv_24);
-        const int16x8_t red_19 = nttgen_newhope512_neon_barrett(x_197);
-        const int16x8_t x_214 = vaddq_s16(red_19, t_59);
-        const int16x8_t x_215 = vsubq_s16(red_19, t_59);
+        const int16x8_t x_214 = vaddq_s16(x_197, t_59);
+        const int16x8_t x_215 = vsubq_s16(x_197, t_59);
         const int16x8_t t_60 = nttgen_newhope512_neon_montmul(x_202, zeta_25, zetaqinv_25);
-        const int16x8_t red_20 = nttgen_newhope512_neon_barrett(x_200);
-        const int16x8_t x_216 = vaddq_s16(red_20, t_60);
-        const int16x8_t x_217 = vsubq_s16(red_20, t_60);
+        const int16x8_t x_216 = vaddq_s16(x_200, t_60);
+        const int16x8_t x_217 = vsubq_s16(x_200, t_60);
         const int16x8_t t_61 = nttgen_newhope512_neon_montmul(x_203, zeta_26, zetaqinv_26);
-        const int16x8_t red_21 = nttgen_newhope512_neon_barrett(x_201);
-        const int16x8_t x_218 = vaddq_s16(red_21, t_61);
-        const int16x8_t x_219 = vsubq_s16(red_21, t_61);
+        const int16x8_t x_218 = vaddq_s16(x_201, t_61);
+        const int16x8_t x_219 = vsubq_s16(x_201, t_61);
         const int16x8_t t_62 = nttgen_newhope512_neon_montmul(x_206, zeta_27, zetaqinv_27);
-        const int16x8_t red_22 = nttgen_newhope512_neon_barrett(x_204);
-        const int16x8_t x_220 = vaddq_s16(red_22, t_62);
-        const int16x8_t x_221 = vsubq_s16(red_22, t_62);
+        const int16x8_t x_220 = vaddq_s16(x_204, t_62);
+        const int16x8_t x_221 = vsubq_s16(x_204, t_62);
         const int16x8_t t_63 = nttgen_newhope512_neon_montmul(x_207, zeta_28, zetaqinv_28);
-        const int16x8_t red_23 = nttgen_newhope512_neon_barrett(x_205);
-        const int16x8_t x_222 = vaddq_s16(red_23, t_63);
-        const int16x8_t x_223 = vsubq_s16(red_23, t_63);
+        const int16x8_t x_222 = vaddq_s16(x_205, t_63);
+        const int16x8_t x_223 = vsubq_s16(x_205, t_63);
         const int16x8_t tw_0 = vld1q_s16(&twist_0[blk_0 * 16]);
         const int16x8_t twqinv_0 = vld1q_s16(&twist_0[blk_0 * 16] + 8);
         const int16x8_t x_224 = nttgen_newhope512_neon_montmul(x_208, tw_0, twqinv_0);
@@ -3376,8 +3385,8 @@ static NTTGEN_NOINLINE void nttgen_newhope512_neon_intt_reduce(int16_t a[512]) {
  * r[512]: on exit in [0, 12288]
  * a[512]: on entry in [-12288, 12288]
  * b[512]: on entry in [-12288, 12288]
- * Ops per call: load 1406, store 448, add 864, sub 864, montmul 896, montmul_var 64, barrett 288,
- *   cond_add_q 64, shuffle 288
+ * Ops per call: load 1406, store 448, add 864, sub 864, montmul 896, montmul_var 64, barrett 192,
+ *   barrett_coarse 96, cond_add_q 64, shuffle 288
  */
 void nttgen_newhope512_neon_polymul(int16_t r[512], const int16_t a[512], const int16_t b[512]) {
     NTTGEN_ALIGN(64) int16_t a_hat[512];

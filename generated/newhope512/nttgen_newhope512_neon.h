@@ -24,8 +24,8 @@
  *       ops: load 128, store 64, montmul_var 64
  *   nttgen_newhope512_neon_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
- *       a in [-16382, 16382], b in [-16382, 16382] -> r in [-6144, 6144]
- *       ops: load 128, store 64, montmul_var 64, barrett 64
+ *       a in [-16382, 16382], b in [-16382, 16382] -> r in [-9560, 9560]
+ *       ops: load 128, store 64, montmul_var 64, barrett_coarse 64
  *       coefficient reductions: 512
  *   nttgen_newhope512_neon_basemul_cache: multiplication cache of b, for basemul_acc_cached: what
  *     every product by b would recompute (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1
@@ -34,12 +34,12 @@
  *       ops: load 64, store 64, mullo 64, const 64
  *   nttgen_newhope512_neon_basemul_acc_cached: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs,
  *     given the caches of the b_i (basemul_cache), stored one after another
- *       a in [-12288, 12288], b in [-16382, 16382], cache in [-32768, 32767] -> r in [-6144, 6144]
- *       ops: load 128, store 64, montmul_var 64, barrett 64
+ *       a in [-12288, 12288], b in [-16382, 16382], cache in [-32768, 32767] -> r in [-9560, 9560]
+ *       ops: load 128, store 64, montmul_var 64, barrett_coarse 64
  *       coefficient reductions: 512
  *   nttgen_newhope512_neon_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-12288, 12288] -> a in [-7546, 7546]
- *       ops: load 386, store 128, add 288, sub 288, montmul 320, barrett 96, shuffle 96
+ *       a in [-12288, 12288] -> a in [-8597, 8598]
+ *       ops: load 386, store 128, add 288, sub 288, montmul 320, barrett_coarse 96, shuffle 96
  *       coefficient reductions: 768
  *   nttgen_newhope512_neon_reduce: full reduction, in place: every coefficient to its
  *     representative in [0, q)
@@ -72,8 +72,8 @@
  *       ops: load 64, store 64, shuffle 96
  *   nttgen_newhope512_neon_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-12288, 12288], b in [-12288, 12288] -> r in [0, 12288]
- *       ops: load 1406, store 448, add 864, sub 864, montmul 896, montmul_var 64, barrett 288,
- *         cond_add_q 64, shuffle 288
+ *       ops: load 1406, store 448, add 864, sub 864, montmul 896, montmul_var 64, barrett 192,
+ *         barrett_coarse 96, cond_add_q 64, shuffle 288
  *       coefficient reductions: 2304
  */
 #ifndef NTTGEN_NEWHOPE512_NEON_H
@@ -117,11 +117,11 @@ void nttgen_newhope512_neon_basemul(int16_t r[512], const int16_t a[512], const 
  *
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[512]: on exit in [-6144, 6144]
+ * r[512]: on exit in [-9560, 9560]
  * a[512 x k]: on entry in [-16382, 16382]
  * b[512 x k]: on entry in [-16382, 16382]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 128, store 64, montmul_var 64, barrett 64
+ * Ops per call: load 128, store 64, montmul_var 64, barrett_coarse 64
  */
 void nttgen_newhope512_neon_basemul_acc(int16_t r[512], const int16_t *a, const int16_t *b,
                                         size_t k);
@@ -144,12 +144,12 @@ void nttgen_newhope512_neon_basemul_cache(int16_t cache[512], const int16_t b[51
  *
  * Input:  a, b: k polynomials each, NTT domain, native order; cache: their k caches
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[512]: on exit in [-6144, 6144]
+ * r[512]: on exit in [-9560, 9560]
  * a[512 x k]: on entry in [-12288, 12288]
  * b[512 x k]: on entry in [-16382, 16382]
  * cache[512 x k]: on entry in [-32768, 32767]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 128, store 64, montmul_var 64, barrett 64
+ * Ops per call: load 128, store 64, montmul_var 64, barrett_coarse 64
  */
 void nttgen_newhope512_neon_basemul_acc_cached(int16_t r[512], const int16_t *a, const int16_t *b,
                                                const int16_t *cache, size_t k);
@@ -159,8 +159,8 @@ void nttgen_newhope512_neon_basemul_acc_cached(int16_t r[512], const int16_t *a,
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[512]: on entry in [-12288, 12288], on exit in [-7546, 7546]
- * Ops per call: load 386, store 128, add 288, sub 288, montmul 320, barrett 96, shuffle 96
+ * a[512]: on entry in [-12288, 12288], on exit in [-8597, 8598]
+ * Ops per call: load 386, store 128, add 288, sub 288, montmul 320, barrett_coarse 96, shuffle 96
  */
 void nttgen_newhope512_neon_intt(int16_t a[512]);
 
@@ -242,8 +242,8 @@ void nttgen_newhope512_neon_from_standard(int16_t a[512]);
  * r[512]: on exit in [0, 12288]
  * a[512]: on entry in [-12288, 12288]
  * b[512]: on entry in [-12288, 12288]
- * Ops per call: load 1406, store 448, add 864, sub 864, montmul 896, montmul_var 64, barrett 288,
- *   cond_add_q 64, shuffle 288
+ * Ops per call: load 1406, store 448, add 864, sub 864, montmul 896, montmul_var 64, barrett 192,
+ *   barrett_coarse 96, cond_add_q 64, shuffle 288
  */
 void nttgen_newhope512_neon_polymul(int16_t r[512], const int16_t a[512], const int16_t b[512]);
 

@@ -26,8 +26,8 @@
  *       ops: load 16, store 8, montmul_var 8
  *   nttgen_newhope512_rvv256_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
- *       a in [-16382, 16382], b in [-16382, 16382] -> r in [-6144, 6144]
- *       ops: load 16, store 8, montmul_var 8, barrett 8
+ *       a in [-16382, 16382], b in [-16382, 16382] -> r in [-9560, 9560]
+ *       ops: load 16, store 8, montmul_var 8, barrett_coarse 8
  *       coefficient reductions: 512
  *   nttgen_newhope512_rvv256_basemul_cache: multiplication cache of b, for basemul_acc_cached: what
  *     every product by b would recompute (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1
@@ -36,12 +36,12 @@
  *       ops: load 8, store 8, mullo 8, const 8
  *   nttgen_newhope512_rvv256_basemul_acc_cached: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1
  *     pairs, given the caches of the b_i (basemul_cache), stored one after another
- *       a in [-12288, 12288], b in [-16382, 16382], cache in [-32768, 32767] -> r in [-6144, 6144]
- *       ops: load 16, store 8, montmul_var 8, barrett 8
+ *       a in [-12288, 12288], b in [-16382, 16382], cache in [-32768, 32767] -> r in [-9560, 9560]
+ *       ops: load 16, store 8, montmul_var 8, barrett_coarse 8
  *       coefficient reductions: 512
  *   nttgen_newhope512_rvv256_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-12288, 12288] -> a in [-7546, 7546]
- *       ops: load 140, store 32, scatter 32, add 72, sub 72, montmul 74, barrett 30
+ *       a in [-12288, 12288] -> a in [-9168, 9168]
+ *       ops: load 140, store 32, scatter 32, add 72, sub 72, montmul 74, barrett_coarse 30
  *       coefficient reductions: 960
  *   nttgen_newhope512_rvv256_reduce: full reduction, in place: every coefficient to its
  *     representative in [0, q)
@@ -75,7 +75,7 @@
  *   nttgen_newhope512_rvv256_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-12288, 12288], b in [-12288, 12288] -> r in [0, 12288]
  *       ops: load 400, gather 64, store 176, scatter 32, add 216, sub 216, montmul 218, montmul_var
- *         16, barrett 78, cond_add_q 16
+ *         16, barrett 48, barrett_coarse 30, cond_add_q 16
  *       coefficient reductions: 2496
  */
 #if !defined(NTTGEN_NO_ISA_CHECK) && !defined(__riscv_vector)
@@ -162,6 +162,15 @@ static inline vint16m2_t nttgen_newhope512_rvv256_barrett(vint16m2_t a, size_t v
 }
 
 /*
+ * Barrett reduction by one rounding high product: t = round(a*3 / 2^15) by vsmul
+ * with round-to-nearest-up, then a - t*q by vnmsac: congruent to a, in a wider range than barrett.
+ */
+static inline vint16m2_t nttgen_newhope512_rvv256_barrett_coarse(vint16m2_t a, size_t vl) {
+    const vint16m2_t t = __riscv_vsmul_vx_i16m2(a, 3, __RISCV_VXRM_RNU, vl);
+    return __riscv_vnmsac_vx_i16m2(a, 12289, t, vl);
+}
+
+/*
  * Adds q to the lanes that are negative, from the sign mask (no branch).
  */
 static inline vint16m2_t nttgen_newhope512_rvv256_cond_add_q(vint16m2_t a, size_t vl) {
@@ -180,12 +189,11 @@ static inline vint16m4_t nttgen_newhope512_rvv256_rvv256m4_montmul_var(vint16m4_
 }
 
 /*
- * Signed Barrett reduction: t = round(hi(a*21844) / 2^12) by vssra with round-to-nearest-up,
- * then a - t*q by vnmsac.
+ * Barrett reduction by one rounding high product: t = round(a*3 / 2^15) by vsmul
+ * with round-to-nearest-up, then a - t*q by vnmsac: congruent to a, in a wider range than barrett.
  */
-static inline vint16m4_t nttgen_newhope512_rvv256_rvv256m4_barrett(vint16m4_t a, size_t vl) {
-    const vint16m4_t t =
-        __riscv_vssra_vx_i16m4(__riscv_vmulh_vx_i16m4(a, 21844, vl), 12, __RISCV_VXRM_RNU, vl);
+static inline vint16m4_t nttgen_newhope512_rvv256_rvv256m4_barrett_coarse(vint16m4_t a, size_t vl) {
+    const vint16m4_t t = __riscv_vsmul_vx_i16m4(a, 3, __RISCV_VXRM_RNU, vl);
     return __riscv_vnmsac_vx_i16m4(a, 12289, t, vl);
 }
 
@@ -696,11 +704,11 @@ void nttgen_newhope512_rvv256_basemul(int16_t r[512], const int16_t a[512], cons
  *
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[512]: on exit in [-6144, 6144]
+ * r[512]: on exit in [-9560, 9560]
  * a[512 x k]: on entry in [-16382, 16382]
  * b[512 x k]: on entry in [-16382, 16382]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 16, store 8, montmul_var 8, barrett 8
+ * Ops per call: load 16, store 8, montmul_var 8, barrett_coarse 8
  */
 void nttgen_newhope512_rvv256_basemul_acc(int16_t r[512], const int16_t *a, const int16_t *b,
                                           size_t k) {
@@ -735,16 +743,16 @@ void nttgen_newhope512_rvv256_basemul_acc(int16_t r[512], const int16_t *a, cons
                 const vint16m4_t acc_4 = __riscv_vadd_vv_i16m4(acc_3, p_3, 64);
                 acc_3 = acc_4;
             }
-            const vint16m4_t red_0 = nttgen_newhope512_rvv256_rvv256m4_barrett(acc_3, 64);
-            const vint16m4_t red_1 = nttgen_newhope512_rvv256_rvv256m4_barrett(acc_2, 64);
+            const vint16m4_t red_0 = nttgen_newhope512_rvv256_rvv256m4_barrett_coarse(acc_3, 64);
+            const vint16m4_t red_1 = nttgen_newhope512_rvv256_rvv256m4_barrett_coarse(acc_2, 64);
             const vint16m4_t acc_5 = __riscv_vadd_vv_i16m4(red_1, red_0, 64);
             acc_2 = acc_5;
         }
-        const vint16m4_t red_2 = nttgen_newhope512_rvv256_rvv256m4_barrett(acc_2, 64);
+        const vint16m4_t red_2 = nttgen_newhope512_rvv256_rvv256m4_barrett_coarse(acc_2, 64);
         __riscv_vse16_v_i16m4(&r[i_0 * 64], red_2, 64);
     }
 #ifdef NTTGEN_DEBUG
-    nttgen_newhope512_rvv256_assert_range(r, 512, -6144, 6144);
+    nttgen_newhope512_rvv256_assert_range(r, 512, -9560, 9560);
 #endif
 }
 
@@ -805,12 +813,12 @@ void nttgen_newhope512_rvv256_basemul_cache(int16_t cache[512], const int16_t b[
  *
  * Input:  a, b: k polynomials each, NTT domain, native order; cache: their k caches
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[512]: on exit in [-6144, 6144]
+ * r[512]: on exit in [-9560, 9560]
  * a[512 x k]: on entry in [-12288, 12288]
  * b[512 x k]: on entry in [-16382, 16382]
  * cache[512 x k]: on entry in [-32768, 32767]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 16, store 8, montmul_var 8, barrett 8
+ * Ops per call: load 16, store 8, montmul_var 8, barrett_coarse 8
  */
 void nttgen_newhope512_rvv256_basemul_acc_cached(int16_t r[512], const int16_t *a, const int16_t *b,
                                                  const int16_t *cache, size_t k) {
@@ -847,16 +855,16 @@ void nttgen_newhope512_rvv256_basemul_acc_cached(int16_t r[512], const int16_t *
                 const vint16m4_t acc_4 = __riscv_vadd_vv_i16m4(acc_3, p_3, 64);
                 acc_3 = acc_4;
             }
-            const vint16m4_t red_0 = nttgen_newhope512_rvv256_rvv256m4_barrett(acc_3, 64);
-            const vint16m4_t red_1 = nttgen_newhope512_rvv256_rvv256m4_barrett(acc_2, 64);
+            const vint16m4_t red_0 = nttgen_newhope512_rvv256_rvv256m4_barrett_coarse(acc_3, 64);
+            const vint16m4_t red_1 = nttgen_newhope512_rvv256_rvv256m4_barrett_coarse(acc_2, 64);
             const vint16m4_t acc_5 = __riscv_vadd_vv_i16m4(red_1, red_0, 64);
             acc_2 = acc_5;
         }
-        const vint16m4_t red_2 = nttgen_newhope512_rvv256_rvv256m4_barrett(acc_2, 64);
+        const vint16m4_t red_2 = nttgen_newhope512_rvv256_rvv256m4_barrett_coarse(acc_2, 64);
         __riscv_vse16_v_i16m4(&r[i_0 * 64], red_2, 64);
     }
 #ifdef NTTGEN_DEBUG
-    nttgen_newhope512_rvv256_assert_range(r, 512, -6144, 6144);
+    nttgen_newhope512_rvv256_assert_range(r, 512, -9560, 9560);
 #endif
 }
 
@@ -865,8 +873,8 @@ void nttgen_newhope512_rvv256_basemul_acc_cached(int16_t r[512], const int16_t *
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[512]: on entry in [-12288, 12288], on exit in [-7546, 7546]
- * Ops per call: load 140, store 32, scatter 32, add 72, sub 72, montmul 74, barrett 30
+ * a[512]: on entry in [-12288, 12288], on exit in [-9168, 9168]
+ * Ops per call: load 140, store 32, scatter 32, add 72, sub 72, montmul 74, barrett_coarse 30
  */
 void nttgen_newhope512_rvv256_intt(int16_t a[512]) {
     const vuint16m2_t lanes_at_0 = __riscv_vor_vv_u16m2(
@@ -906,32 +914,32 @@ void nttgen_newhope512_rvv256_intt(int16_t a[512]) {
         const vint16m2_t x_13 = __riscv_vsub_vv_i16m2(x_2, x_6, 32);
         const vint16m2_t x_14 = __riscv_vadd_vv_i16m2(x_3, x_7, 32);
         const vint16m2_t x_15 = __riscv_vsub_vv_i16m2(x_3, x_7, 32);
-        const vint16m2_t red_0 = nttgen_newhope512_rvv256_barrett(x_12, 32);
-        const vint16m2_t x_16 = __riscv_vadd_vv_i16m2(x_8, red_0, 32);
-        const vint16m2_t x_17 = __riscv_vsub_vv_i16m2(x_8, red_0, 32);
-        const vint16m2_t red_1 = nttgen_newhope512_rvv256_barrett(x_14, 32);
-        const vint16m2_t x_18 = __riscv_vadd_vv_i16m2(x_10, red_1, 32);
-        const vint16m2_t x_19 = __riscv_vsub_vv_i16m2(x_10, red_1, 32);
+        const vint16m2_t red_0 = nttgen_newhope512_rvv256_barrett_coarse(x_12, 32);
+        const vint16m2_t red_1 = nttgen_newhope512_rvv256_barrett_coarse(x_8, 32);
+        const vint16m2_t x_16 = __riscv_vadd_vv_i16m2(red_1, red_0, 32);
+        const vint16m2_t x_17 = __riscv_vsub_vv_i16m2(red_1, red_0, 32);
+        const vint16m2_t red_2 = nttgen_newhope512_rvv256_barrett_coarse(x_14, 32);
+        const vint16m2_t red_3 = nttgen_newhope512_rvv256_barrett_coarse(x_10, 32);
+        const vint16m2_t x_18 = __riscv_vadd_vv_i16m2(red_3, red_2, 32);
+        const vint16m2_t x_19 = __riscv_vsub_vv_i16m2(red_3, red_2, 32);
         const vint16m2_t t_0 = nttgen_newhope512_rvv256_montmul_vx(x_13, zeta_0, zetaqinv_0, 32);
         const vint16m2_t x_20 = __riscv_vadd_vv_i16m2(x_9, t_0, 32);
         const vint16m2_t x_21 = __riscv_vsub_vv_i16m2(x_9, t_0, 32);
         const vint16m2_t t_1 = nttgen_newhope512_rvv256_montmul_vx(x_15, zeta_0, zetaqinv_0, 32);
         const vint16m2_t x_22 = __riscv_vadd_vv_i16m2(x_11, t_1, 32);
         const vint16m2_t x_23 = __riscv_vsub_vv_i16m2(x_11, t_1, 32);
-        const vint16m2_t red_2 = nttgen_newhope512_rvv256_barrett(x_18, 32);
-        const vint16m2_t red_3 = nttgen_newhope512_rvv256_barrett(x_16, 32);
-        const vint16m2_t x_24 = __riscv_vadd_vv_i16m2(red_3, red_2, 32);
-        const vint16m2_t x_25 = __riscv_vsub_vv_i16m2(red_3, red_2, 32);
+        const vint16m2_t red_4 = nttgen_newhope512_rvv256_barrett_coarse(x_18, 32);
+        const vint16m2_t x_24 = __riscv_vadd_vv_i16m2(x_16, red_4, 32);
+        const vint16m2_t x_25 = __riscv_vsub_vv_i16m2(x_16, red_4, 32);
         const vint16m2_t t_2 = nttgen_newhope512_rvv256_montmul_vx(x_19, zeta_1, zetaqinv_1, 32);
-        const vint16m2_t red_4 = nttgen_newhope512_rvv256_barrett(x_17, 32);
-        const vint16m2_t x_26 = __riscv_vadd_vv_i16m2(red_4, t_2, 32);
-        const vint16m2_t x_27 = __riscv_vsub_vv_i16m2(red_4, t_2, 32);
+        const vint16m2_t x_26 = __riscv_vadd_vv_i16m2(x_17, t_2, 32);
+        const vint16m2_t x_27 = __riscv_vsub_vv_i16m2(x_17, t_2, 32);
         const vint16m2_t t_3 = nttgen_newhope512_rvv256_montmul_vx(x_22, zeta_2, zetaqinv_2, 32);
-        const vint16m2_t red_5 = nttgen_newhope512_rvv256_barrett(x_20, 32);
+        const vint16m2_t red_5 = nttgen_newhope512_rvv256_barrett_coarse(x_20, 32);
         const vint16m2_t x_28 = __riscv_vadd_vv_i16m2(red_5, t_3, 32);
         const vint16m2_t x_29 = __riscv_vsub_vv_i16m2(red_5, t_3, 32);
         const vint16m2_t t_4 = nttgen_newhope512_rvv256_montmul_vx(x_23, zeta_3, zetaqinv_3, 32);
-        const vint16m2_t red_6 = nttgen_newhope512_rvv256_barrett(x_21, 32);
+        const vint16m2_t red_6 = nttgen_newhope512_rvv256_barrett_coarse(x_21, 32);
         const vint16m2_t x_30 = __riscv_vadd_vv_i16m2(red_6, t_4, 32);
         const vint16m2_t x_31 = __riscv_vsub_vv_i16m2(red_6, t_4, 32);
         __riscv_vsuxei16_v_i16m2(&a[j_0 * 32], lanes_at_0, x_24, 32);
@@ -962,11 +970,13 @@ void nttgen_newhope512_rvv256_intt(int16_t a[512]) {
         const vint16m2_t x_38 = __riscv_vadd_vv_i16m2(x_33, t_6, 32);
         const vint16m2_t x_39 = __riscv_vsub_vv_i16m2(x_33, t_6, 32);
         const vint16m2_t t_7 = nttgen_newhope512_rvv256_montmul(x_38, zeta_5, zetaqinv_5, 32);
-        const vint16m2_t x_40 = __riscv_vadd_vv_i16m2(x_36, t_7, 32);
-        const vint16m2_t x_41 = __riscv_vsub_vv_i16m2(x_36, t_7, 32);
+        const vint16m2_t red_7 = nttgen_newhope512_rvv256_barrett_coarse(x_36, 32);
+        const vint16m2_t x_40 = __riscv_vadd_vv_i16m2(red_7, t_7, 32);
+        const vint16m2_t x_41 = __riscv_vsub_vv_i16m2(red_7, t_7, 32);
         const vint16m2_t t_8 = nttgen_newhope512_rvv256_montmul(x_39, zeta_6, zetaqinv_6, 32);
-        const vint16m2_t x_42 = __riscv_vadd_vv_i16m2(x_37, t_8, 32);
-        const vint16m2_t x_43 = __riscv_vsub_vv_i16m2(x_37, t_8, 32);
+        const vint16m2_t red_8 = nttgen_newhope512_rvv256_barrett_coarse(x_37, 32);
+        const vint16m2_t x_42 = __riscv_vadd_vv_i16m2(red_8, t_8, 32);
+        const vint16m2_t x_43 = __riscv_vsub_vv_i16m2(red_8, t_8, 32);
         __riscv_vsuxei16_v_i16m2(&a[j_1 * 32], lanes_at_1, x_40, 32);
         __riscv_vsuxei16_v_i16m2(&a[j_1 * 32] + 16, lanes_at_1, x_41, 32);
         __riscv_vsuxei16_v_i16m2(&a[j_1 * 32] + 8, lanes_at_1, x_42, 32);
@@ -985,19 +995,19 @@ void nttgen_newhope512_rvv256_intt(int16_t a[512]) {
         const vint16m2_t x_46 = __riscv_vle16_v_i16m2(&a[j_2 * 128] + 32, 32);
         const vint16m2_t x_47 = __riscv_vle16_v_i16m2(&a[j_2 * 128] + 96, 32);
         const vint16m2_t t_9 = nttgen_newhope512_rvv256_montmul(x_46, zeta_7, zetaqinv_7, 32);
-        const vint16m2_t red_7 = nttgen_newhope512_rvv256_barrett(x_44, 32);
-        const vint16m2_t x_48 = __riscv_vadd_vv_i16m2(red_7, t_9, 32);
-        const vint16m2_t x_49 = __riscv_vsub_vv_i16m2(red_7, t_9, 32);
+        const vint16m2_t x_48 = __riscv_vadd_vv_i16m2(x_44, t_9, 32);
+        const vint16m2_t x_49 = __riscv_vsub_vv_i16m2(x_44, t_9, 32);
         const vint16m2_t t_10 = nttgen_newhope512_rvv256_montmul(x_47, zeta_7, zetaqinv_7, 32);
-        const vint16m2_t red_8 = nttgen_newhope512_rvv256_barrett(x_45, 32);
-        const vint16m2_t x_50 = __riscv_vadd_vv_i16m2(red_8, t_10, 32);
-        const vint16m2_t x_51 = __riscv_vsub_vv_i16m2(red_8, t_10, 32);
+        const vint16m2_t x_50 = __riscv_vadd_vv_i16m2(x_45, t_10, 32);
+        const vint16m2_t x_51 = __riscv_vsub_vv_i16m2(x_45, t_10, 32);
         const vint16m2_t t_11 = nttgen_newhope512_rvv256_montmul(x_50, zeta_8, zetaqinv_8, 32);
-        const vint16m2_t x_52 = __riscv_vadd_vv_i16m2(x_48, t_11, 32);
-        const vint16m2_t x_53 = __riscv_vsub_vv_i16m2(x_48, t_11, 32);
+        const vint16m2_t red_9 = nttgen_newhope512_rvv256_barrett_coarse(x_48, 32);
+        const vint16m2_t x_52 = __riscv_vadd_vv_i16m2(red_9, t_11, 32);
+        const vint16m2_t x_53 = __riscv_vsub_vv_i16m2(red_9, t_11, 32);
         const vint16m2_t t_12 = nttgen_newhope512_rvv256_montmul(x_51, zeta_9, zetaqinv_9, 32);
-        const vint16m2_t x_54 = __riscv_vadd_vv_i16m2(x_49, t_12, 32);
-        const vint16m2_t x_55 = __riscv_vsub_vv_i16m2(x_49, t_12, 32);
+        const vint16m2_t red_10 = nttgen_newhope512_rvv256_barrett_coarse(x_49, 32);
+        const vint16m2_t x_54 = __riscv_vadd_vv_i16m2(red_10, t_12, 32);
+        const vint16m2_t x_55 = __riscv_vsub_vv_i16m2(red_10, t_12, 32);
         __riscv_vse16_v_i16m2(&a[j_2 * 128], x_52, 32);
         __riscv_vse16_v_i16m2(&a[j_2 * 128] + 64, x_53, 32);
         __riscv_vse16_v_i16m2(&a[j_2 * 128] + 32, x_54, 32);
@@ -1022,13 +1032,11 @@ void nttgen_newhope512_rvv256_intt(int16_t a[512]) {
         const vint16m2_t x_62 = __riscv_vadd_vv_i16m2(x_57, t_14, 32);
         const vint16m2_t x_63 = __riscv_vsub_vv_i16m2(x_57, t_14, 32);
         const vint16m2_t t_15 = nttgen_newhope512_rvv256_montmul(x_62, zeta_11, zetaqinv_11, 32);
-        const vint16m2_t red_9 = nttgen_newhope512_rvv256_barrett(x_60, 32);
-        const vint16m2_t x_64 = __riscv_vadd_vv_i16m2(red_9, t_15, 32);
-        const vint16m2_t x_65 = __riscv_vsub_vv_i16m2(red_9, t_15, 32);
+        const vint16m2_t x_64 = __riscv_vadd_vv_i16m2(x_60, t_15, 32);
+        const vint16m2_t x_65 = __riscv_vsub_vv_i16m2(x_60, t_15, 32);
         const vint16m2_t t_16 = nttgen_newhope512_rvv256_montmul(x_63, zeta_12, zetaqinv_12, 32);
-        const vint16m2_t red_10 = nttgen_newhope512_rvv256_barrett(x_61, 32);
-        const vint16m2_t x_66 = __riscv_vadd_vv_i16m2(red_10, t_16, 32);
-        const vint16m2_t x_67 = __riscv_vsub_vv_i16m2(red_10, t_16, 32);
+        const vint16m2_t x_66 = __riscv_vadd_vv_i16m2(x_61, t_16, 32);
+        const vint16m2_t x_67 = __riscv_vsub_vv_i16m2(x_61, t_16, 32);
         const vint16m2_t tw_0 = __riscv_vle16_v_i16m2(&twist_0[blk_0 * 64], 32);
         const vint16m2_t twqinv_0 = __riscv_vle16_v_i16m2(&twist_0[blk_0 * 64] + 32, 32);
         const vint16m2_t x_68 = nttgen_newhope512_rvv256_montmul(x_64, tw_0, twqinv_0, 32);
@@ -1047,7 +1055,7 @@ void nttgen_newhope512_rvv256_intt(int16_t a[512]) {
         __riscv_vse16_v_i16m2(&a[blk_0 * 32] + 384, x_71, 32);
     }
 #ifdef NTTGEN_DEBUG
-    nttgen_newhope512_rvv256_assert_range(a, 512, -7546, 7546);
+    nttgen_newhope512_rvv256_assert_range(a, 512, -9168, 9168);
 #endif
 }
 
@@ -1282,8 +1290,8 @@ void nttgen_newhope512_rvv256_from_standard(int16_t a[512]) {
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta, in [0, q)
  * a[512]: on entry in [-12288, 12288], on exit in [0, 12288]
- * Ops per call: load 140, store 32, scatter 32, add 72, sub 72, montmul 74, barrett 30, cond_add_q
- *   16
+ * Ops per call: load 140, store 32, scatter 32, add 72, sub 72, montmul 74, barrett_coarse 30,
+ *   cond_add_q 16
  */
 static NTTGEN_NOINLINE void nttgen_newhope512_rvv256_intt_reduce(int16_t a[512]) {
     const vuint16m2_t lanes_at_0 = __riscv_vor_vv_u16m2(
@@ -1323,32 +1331,32 @@ static NTTGEN_NOINLINE void nttgen_newhope512_rvv256_intt_reduce(int16_t a[512])
         const vint16m2_t x_13 = __riscv_vsub_vv_i16m2(x_2, x_6, 32);
         const vint16m2_t x_14 = __riscv_vadd_vv_i16m2(x_3, x_7, 32);
         const vint16m2_t x_15 = __riscv_vsub_vv_i16m2(x_3, x_7, 32);
-        const vint16m2_t red_0 = nttgen_newhope512_rvv256_barrett(x_12, 32);
-        const vint16m2_t x_16 = __riscv_vadd_vv_i16m2(x_8, red_0, 32);
-        const vint16m2_t x_17 = __riscv_vsub_vv_i16m2(x_8, red_0, 32);
-        const vint16m2_t red_1 = nttgen_newhope512_rvv256_barrett(x_14, 32);
-        const vint16m2_t x_18 = __riscv_vadd_vv_i16m2(x_10, red_1, 32);
-        const vint16m2_t x_19 = __riscv_vsub_vv_i16m2(x_10, red_1, 32);
+        const vint16m2_t red_0 = nttgen_newhope512_rvv256_barrett_coarse(x_12, 32);
+        const vint16m2_t red_1 = nttgen_newhope512_rvv256_barrett_coarse(x_8, 32);
+        const vint16m2_t x_16 = __riscv_vadd_vv_i16m2(red_1, red_0, 32);
+        const vint16m2_t x_17 = __riscv_vsub_vv_i16m2(red_1, red_0, 32);
+        const vint16m2_t red_2 = nttgen_newhope512_rvv256_barrett_coarse(x_14, 32);
+        const vint16m2_t red_3 = nttgen_newhope512_rvv256_barrett_coarse(x_10, 32);
+        const vint16m2_t x_18 = __riscv_vadd_vv_i16m2(red_3, red_2, 32);
+        const vint16m2_t x_19 = __riscv_vsub_vv_i16m2(red_3, red_2, 32);
         const vint16m2_t t_0 = nttgen_newhope512_rvv256_montmul_vx(x_13, zeta_0, zetaqinv_0, 32);
         const vint16m2_t x_20 = __riscv_vadd_vv_i16m2(x_9, t_0, 32);
         const vint16m2_t x_21 = __riscv_vsub_vv_i16m2(x_9, t_0, 32);
         const vint16m2_t t_1 = nttgen_newhope512_rvv256_montmul_vx(x_15, zeta_0, zetaqinv_0, 32);
         const vint16m2_t x_22 = __riscv_vadd_vv_i16m2(x_11, t_1, 32);
         const vint16m2_t x_23 = __riscv_vsub_vv_i16m2(x_11, t_1, 32);
-        const vint16m2_t red_2 = nttgen_newhope512_rvv256_barrett(x_18, 32);
-        const vint16m2_t red_3 = nttgen_newhope512_rvv256_barrett(x_16, 32);
-        const vint16m2_t x_24 = __riscv_vadd_vv_i16m2(red_3, red_2, 32);
-        const vint16m2_t x_25 = __riscv_vsub_vv_i16m2(red_3, red_2, 32);
+        const vint16m2_t red_4 = nttgen_newhope512_rvv256_barrett_coarse(x_18, 32);
+        const vint16m2_t x_24 = __riscv_vadd_vv_i16m2(x_16, red_4, 32);
+        const vint16m2_t x_25 = __riscv_vsub_vv_i16m2(x_16, red_4, 32);
         const vint16m2_t t_2 = nttgen_newhope512_rvv256_montmul_vx(x_19, zeta_1, zetaqinv_1, 32);
-        const vint16m2_t red_4 = nttgen_newhope512_rvv256_barrett(x_17, 32);
-        const vint16m2_t x_26 = __riscv_vadd_vv_i16m2(red_4, t_2, 32);
-        const vint16m2_t x_27 = __riscv_vsub_vv_i16m2(red_4, t_2, 32);
+        const vint16m2_t x_26 = __riscv_vadd_vv_i16m2(x_17, t_2, 32);
+        const vint16m2_t x_27 = __riscv_vsub_vv_i16m2(x_17, t_2, 32);
         const vint16m2_t t_3 = nttgen_newhope512_rvv256_montmul_vx(x_22, zeta_2, zetaqinv_2, 32);
-        const vint16m2_t red_5 = nttgen_newhope512_rvv256_barrett(x_20, 32);
+        const vint16m2_t red_5 = nttgen_newhope512_rvv256_barrett_coarse(x_20, 32);
         const vint16m2_t x_28 = __riscv_vadd_vv_i16m2(red_5, t_3, 32);
         const vint16m2_t x_29 = __riscv_vsub_vv_i16m2(red_5, t_3, 32);
         const vint16m2_t t_4 = nttgen_newhope512_rvv256_montmul_vx(x_23, zeta_3, zetaqinv_3, 32);
-        const vint16m2_t red_6 = nttgen_newhope512_rvv256_barrett(x_21, 32);
+        const vint16m2_t red_6 = nttgen_newhope512_rvv256_barrett_coarse(x_21, 32);
         const vint16m2_t x_30 = __riscv_vadd_vv_i16m2(red_6, t_4, 32);
         const vint16m2_t x_31 = __riscv_vsub_vv_i16m2(red_6, t_4, 32);
         __riscv_vsuxei16_v_i16m2(&a[j_0 * 32], lanes_at_0, x_24, 32);
@@ -1379,11 +1387,13 @@ static NTTGEN_NOINLINE void nttgen_newhope512_rvv256_intt_reduce(int16_t a[512])
         const vint16m2_t x_38 = __riscv_vadd_vv_i16m2(x_33, t_6, 32);
         const vint16m2_t x_39 = __riscv_vsub_vv_i16m2(x_33, t_6, 32);
         const vint16m2_t t_7 = nttgen_newhope512_rvv256_montmul(x_38, zeta_5, zetaqinv_5, 32);
-        const vint16m2_t x_40 = __riscv_vadd_vv_i16m2(x_36, t_7, 32);
-        const vint16m2_t x_41 = __riscv_vsub_vv_i16m2(x_36, t_7, 32);
+        const vint16m2_t red_7 = nttgen_newhope512_rvv256_barrett_coarse(x_36, 32);
+        const vint16m2_t x_40 = __riscv_vadd_vv_i16m2(red_7, t_7, 32);
+        const vint16m2_t x_41 = __riscv_vsub_vv_i16m2(red_7, t_7, 32);
         const vint16m2_t t_8 = nttgen_newhope512_rvv256_montmul(x_39, zeta_6, zetaqinv_6, 32);
-        const vint16m2_t x_42 = __riscv_vadd_vv_i16m2(x_37, t_8, 32);
-        const vint16m2_t x_43 = __riscv_vsub_vv_i16m2(x_37, t_8, 32);
+        const vint16m2_t red_8 = nttgen_newhope512_rvv256_barrett_coarse(x_37, 32);
+        const vint16m2_t x_42 = __riscv_vadd_vv_i16m2(red_8, t_8, 32);
+        const vint16m2_t x_43 = __riscv_vsub_vv_i16m2(red_8, t_8, 32);
         __riscv_vsuxei16_v_i16m2(&a[j_1 * 32], lanes_at_1, x_40, 32);
         __riscv_vsuxei16_v_i16m2(&a[j_1 * 32] + 16, lanes_at_1, x_41, 32);
         __riscv_vsuxei16_v_i16m2(&a[j_1 * 32] + 8, lanes_at_1, x_42, 32);
@@ -1402,19 +1412,19 @@ static NTTGEN_NOINLINE void nttgen_newhope512_rvv256_intt_reduce(int16_t a[512])
         const vint16m2_t x_46 = __riscv_vle16_v_i16m2(&a[j_2 * 128] + 32, 32);
         const vint16m2_t x_47 = __riscv_vle16_v_i16m2(&a[j_2 * 128] + 96, 32);
         const vint16m2_t t_9 = nttgen_newhope512_rvv256_montmul(x_46, zeta_7, zetaqinv_7, 32);
-        const vint16m2_t red_7 = nttgen_newhope512_rvv256_barrett(x_44, 32);
-        const vint16m2_t x_48 = __riscv_vadd_vv_i16m2(red_7, t_9, 32);
-        const vint16m2_t x_49 = __riscv_vsub_vv_i16m2(red_7, t_9, 32);
+        const vint16m2_t x_48 = __riscv_vadd_vv_i16m2(x_44, t_9, 32);
+        const vint16m2_t x_49 = __riscv_vsub_vv_i16m2(x_44, t_9, 32);
         const vint16m2_t t_10 = nttgen_newhope512_rvv256_montmul(x_47, zeta_7, zetaqinv_7, 32);
-        const vint16m2_t red_8 = nttgen_newhope512_rvv256_barrett(x_45, 32);
-        const vint16m2_t x_50 = __riscv_vadd_vv_i16m2(red_8, t_10, 32);
-        const vint16m2_t x_51 = __riscv_vsub_vv_i16m2(red_8, t_10, 32);
+        const vint16m2_t x_50 = __riscv_vadd_vv_i16m2(x_45, t_10, 32);
+        const vint16m2_t x_51 = __riscv_vsub_vv_i16m2(x_45, t_10, 32);
         const vint16m2_t t_11 = nttgen_newhope512_rvv256_montmul(x_50, zeta_8, zetaqinv_8, 32);
-        const vint16m2_t x_52 = __riscv_vadd_vv_i16m2(x_48, t_11, 32);
-        const vint16m2_t x_53 = __riscv_vsub_vv_i16m2(x_48, t_11, 32);
+        const vint16m2_t red_9 = nttgen_newhope512_rvv256_barrett_coarse(x_48, 32);
+        const vint16m2_t x_52 = __riscv_vadd_vv_i16m2(red_9, t_11, 32);
+        const vint16m2_t x_53 = __riscv_vsub_vv_i16m2(red_9, t_11, 32);
         const vint16m2_t t_12 = nttgen_newhope512_rvv256_montmul(x_51, zeta_9, zetaqinv_9, 32);
-        const vint16m2_t x_54 = __riscv_vadd_vv_i16m2(x_49, t_12, 32);
-        const vint16m2_t x_55 = __riscv_vsub_vv_i16m2(x_49, t_12, 32);
+        const vint16m2_t red_10 = nttgen_newhope512_rvv256_barrett_coarse(x_49, 32);
+        const vint16m2_t x_54 = __riscv_vadd_vv_i16m2(red_10, t_12, 32);
+        const vint16m2_t x_55 = __riscv_vsub_vv_i16m2(red_10, t_12, 32);
         __riscv_vse16_v_i16m2(&a[j_2 * 128], x_52, 32);
         __riscv_vse16_v_i16m2(&a[j_2 * 128] + 64, x_53, 32);
         __riscv_vse16_v_i16m2(&a[j_2 * 128] + 32, x_54, 32);
@@ -1439,13 +1449,11 @@ static NTTGEN_NOINLINE void nttgen_newhope512_rvv256_intt_reduce(int16_t a[512])
         const vint16m2_t x_62 = __riscv_vadd_vv_i16m2(x_57, t_14, 32);
         const vint16m2_t x_63 = __riscv_vsub_vv_i16m2(x_57, t_14, 32);
         const vint16m2_t t_15 = nttgen_newhope512_rvv256_montmul(x_62, zeta_11, zetaqinv_11, 32);
-        const vint16m2_t red_9 = nttgen_newhope512_rvv256_barrett(x_60, 32);
-        const vint16m2_t x_64 = __riscv_vadd_vv_i16m2(red_9, t_15, 32);
-        const vint16m2_t x_65 = __riscv_vsub_vv_i16m2(red_9, t_15, 32);
+        const vint16m2_t x_64 = __riscv_vadd_vv_i16m2(x_60, t_15, 32);
+        const vint16m2_t x_65 = __riscv_vsub_vv_i16m2(x_60, t_15, 32);
         const vint16m2_t t_16 = nttgen_newhope512_rvv256_montmul(x_63, zeta_12, zetaqinv_12, 32);
-        const vint16m2_t red_10 = nttgen_newhope512_rvv256_barrett(x_61, 32);
-        const vint16m2_t x_66 = __riscv_vadd_vv_i16m2(red_10, t_16, 32);
-        const vint16m2_t x_67 = __riscv_vsub_vv_i16m2(red_10, t_16, 32);
+        const vint16m2_t x_66 = __riscv_vadd_vv_i16m2(x_61, t_16, 32);
+        const vint16m2_t x_67 = __riscv_vsub_vv_i16m2(x_61, t_16, 32);
         const vint16m2_t tw_0 = __riscv_vle16_v_i16m2(&twist_0[blk_0 * 64], 32);
         const vint16m2_t twqinv_0 = __riscv_vle16_v_i16m2(&twist_0[blk_0 * 64] + 32, 32);
         const vint16m2_t x_68 = nttgen_newhope512_rvv256_montmul(x_64, tw_0, twqinv_0, 32);
@@ -1481,7 +1489,7 @@ static NTTGEN_NOINLINE void nttgen_newhope512_rvv256_intt_reduce(int16_t a[512])
  * a[512]: on entry in [-12288, 12288]
  * b[512]: on entry in [-12288, 12288]
  * Ops per call: load 400, gather 64, store 176, scatter 32, add 216, sub 216, montmul 218,
- *   montmul_var 16, barrett 78, cond_add_q 16
+ *   montmul_var 16, barrett 48, barrett_coarse 30, cond_add_q 16
  */
 void nttgen_newhope512_rvv256_polymul(int16_t r[512], const int16_t a[512], const int16_t b[512]) {
     NTTGEN_ALIGN(64) int16_t a_hat[512];

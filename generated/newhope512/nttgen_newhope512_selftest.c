@@ -19,11 +19,11 @@
  * NTT domain: inputs go through from_standard before an entry point that reads the native order and
  *   outputs through to_standard after one that writes it, so every ISA is compared in the standard
  *   order; to_standard and from_standard themselves have one answer per ISA (its native order).
- * Residues: the outputs of ntt, basemul, intt, reduce_partial, tomont are compared mod q, as
- *   canonical residues (each ISA leaves its own representatives; the Montgomery factor beta = 2^16
- *   is the same on every ISA), the others as they are (one representative per residue, or the
- *   values the order conversions move); every output must also lie in the range the front end
- *   documents.
+ * Residues: the outputs of ntt, basemul, basemul_acc, basemul_acc_cached, intt, reduce_partial,
+ *   tomont are compared mod q, as canonical residues (each ISA leaves its own representatives; the
+ *   Montgomery factor beta = 2^16 is the same on every ISA), the others as they are (one
+ *   representative per residue, or the values the order conversions move); every output must also
+ *   lie in the range the front end documents.
  * Build: make check, or ctest in a CMake build directory; by hand, after make: cc -std=c99
  *   nttgen_newhope512_selftest.c libnttgen_newhope512.a -o nttgen_newhope512_selftest
  */
@@ -389,10 +389,10 @@ static const size_t kat_nisas = sizeof(kat_isas) / sizeof(kat_isas[0]);
 static const kat_op kat_ops[] = {
     {"ntt", kat_ntt, 512, -12288, 12288, 0, 0, -15171, 15171, 0, 0},
     {"basemul", kat_basemul, 512, -16382, 16382, -16382, 16382, -10239, 10239, 0, 0},
-    {"basemul_acc", kat_basemul_acc, 1536, -16382, 16382, -16382, 16382, -6144, 6144, 1, 0},
-    {"basemul_acc_cached", kat_basemul_acc_cached, 1536, -12288, 12288, -16382, 16382, -6144, 6144,
-     1, 0},
-    {"intt", kat_intt, 512, -12288, 12288, 0, 0, -7936, 7936, 0, 0},
+    {"basemul_acc", kat_basemul_acc, 1536, -16382, 16382, -16382, 16382, -9560, 9560, 0, 0},
+    {"basemul_acc_cached", kat_basemul_acc_cached, 1536, -12288, 12288, -16382, 16382, -9560, 9560,
+     0, 0},
+    {"intt", kat_intt, 512, -12288, 12288, 0, 0, -9168, 9168, 0, 0},
     {"reduce", kat_reduce, 512, -32768, 32767, 0, 0, 0, 12288, 1, 0},
     {"reduce_centred", kat_reduce_centred, 512, -32768, 32767, 0, 0, -6144, 6144, 1, 0},
     {"reduce_partial", kat_reduce_partial, 512, -32768, 32767, 0, 0, -6145, 6145, 0, 0},
@@ -419,18 +419,18 @@ static const kat_case kat_cases[] = {
     {1, "all hi by all lo", 2, 1, 0x5e1f8317u, 0x6b2f63eee16f33ebu, NULL},
     {1, "alternating ends", 3, 3, 0x5e1f8357u, 0x9dc4456072fac43eu, NULL},
     {1, "random ends", 4, 4, 0x5e1f8397u, 0xd15c757bb1c3eb90u, NULL},
-    {2, "random", 0, 0, 0x5e1f8657u, 0xfb642df97363764eu, NULL},
+    {2, "random", 0, 0, 0x5e1f8657u, 0x88364c03e96bc1b8u, NULL},
     {2, "all lo", 1, 1, 0x5e1f8697u, 0x98530e10526498dcu, NULL},
     {2, "all hi", 2, 2, 0x5e1f86d7u, 0x98530e10526498dcu, NULL},
-    {2, "all hi by all lo", 2, 1, 0x5e1f8717u, 0xfcb091fb965b7a3du, NULL},
+    {2, "all hi by all lo", 2, 1, 0x5e1f8717u, 0x5b3ba22f276d3b1eu, NULL},
     {2, "alternating ends", 3, 3, 0x5e1f8757u, 0x98530e10526498dcu, NULL},
-    {2, "random ends", 4, 4, 0x5e1f8797u, 0xdba1f8ae05c7b7b8u, NULL},
-    {3, "random", 0, 0, 0x5e1f8a57u, 0xa162fc215f091f72u, NULL},
-    {3, "all lo", 1, 1, 0x5e1f8a97u, 0xaacc4dc9cd63a5cdu, NULL},
-    {3, "all hi", 2, 2, 0x5e1f8ad7u, 0xaacc4dc9cd63a5cdu, NULL},
+    {2, "random ends", 4, 4, 0x5e1f8797u, 0xafd87857762bdbdcu, NULL},
+    {3, "random", 0, 0, 0x5e1f8a57u, 0xfb415e0fe976bd70u, NULL},
+    {3, "all lo", 1, 1, 0x5e1f8a97u, 0xd3f4a97528396674u, NULL},
+    {3, "all hi", 2, 2, 0x5e1f8ad7u, 0xd3f4a97528396674u, NULL},
     {3, "all hi by all lo", 2, 1, 0x5e1f8b17u, 0x859e15f38a1d9e7du, NULL},
-    {3, "alternating ends", 3, 3, 0x5e1f8b57u, 0xaacc4dc9cd63a5cdu, NULL},
-    {3, "random ends", 4, 4, 0x5e1f8b97u, 0xed431432de31ec12u, NULL},
+    {3, "alternating ends", 3, 3, 0x5e1f8b57u, 0xd3f4a97528396674u, NULL},
+    {3, "random ends", 4, 4, 0x5e1f8b97u, 0x96a9c498ca8fe6f5u, NULL},
     {4, "random", 0, 0, 0x5e1f8e57u, 0x1c5a97616d154700u, NULL},
     {4, "all lo", 1, 1, 0x5e1f8e97u, 0xaa93364d2a95a458u, NULL},
     {4, "all hi", 2, 2, 0x5e1f8ed7u, 0xbe02dc0969c8fdefu, NULL},

@@ -124,6 +124,7 @@ def heuristic_config(ring: Ring, isa: str) -> BuildConfig:
         twist_products=cls.twist_products,
         product_chunks=cls.chunks_for(ring.base_degree, ring.lane),
         wide_sums=cls.has_wide_values(ring.lane),
+        coarse_reductions=ring.lane.bits == 16,
     )
 
 

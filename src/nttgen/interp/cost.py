@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Mapping
 
-from ..dsl.ir import Affine, Buffer, Call, Count, Function, LoopVar, Memory, Var
+from ..dsl.ir import Affine, Buffer, Call, Count, Function, LoopVar, Memory, ScalarParam, Var
 from ..dsl.replay import replay
 from ..dsl.vocab import VOCABULARY
 
@@ -154,3 +154,26 @@ def estimated_cycles(counts: Counter[str]) -> float:
     mul = sum(OP_WEIGHTS[k][0] * v for k, v in counts.items() if k in OP_WEIGHTS)
     alu = sum(OP_WEIGHTS[k][1] * v for k, v in counts.items() if k in OP_WEIGHTS)
     return max(mul / MULTIPLY_PORTS, (mul + alu) / VECTOR_PORTS)
+
+
+def vector_uops(counts: Counter[str]) -> int:
+    """Every multiply and vector ALU uop of :data:`OP_WEIGHTS` (loads, stores and constants
+    left out): what one call asks of the vector pipes, whichever bound binds."""
+    return sum(sum(OP_WEIGHTS[k]) * v for k, v in counts.items() if k in OP_WEIGHTS)
+
+
+Rank = tuple[float, int, int, int]
+
+
+def rank(fn: Function, k: int = 3) -> Rank:
+    """How variants of one kernel are ranked against each other, cheapest first: estimated
+    cycles, then coefficient reductions, then vector uops (a variant that saves ALU work off
+    the binding bound still saves it), then all ops; a size parameter counts as ``k``."""
+    scalars = {p.name: k for p in fn.params if isinstance(p, ScalarParam)}
+    counts = count_ops(fn, scalars)
+    return (
+        estimated_cycles(counts),
+        counts.get("reductions", 0),
+        vector_uops(counts),
+        total_ops(counts),
+    )

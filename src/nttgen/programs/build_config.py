@@ -43,7 +43,10 @@ class BuildConfig:
     shared); ``wide_sums`` whether the ISA holds the exact double-width sums the inner products
     prefer (else lane sums); ``gcc_sched_pressure`` asks gcc to schedule the file's instructions
     before register allocation, weighing register pressure (see
-    :func:`nttgen.emit.c_macros.gcc_options`; other compilers ignore it)."""
+    :func:`nttgen.emit.c_macros.gcc_options`; other compilers ignore it); ``coarse_reductions``
+    lets the generator build each transform and product also with the lazy policy's coarse
+    reductions (``barrett_coarse``, 16-bit lanes) and keep the cheaper of the two (see
+    :meth:`nttgen.programs.kernels.KernelSet._either_reduction`)."""
 
     lanes: int = 1
     merge: tuple[int, ...] | None = None
@@ -67,3 +70,4 @@ class BuildConfig:
     product_chunks: int = 1
     wide_sums: bool = True
     gcc_sched_pressure: bool = False
+    coarse_reductions: bool = False

@@ -21,6 +21,7 @@ polymul    r = a * b mod (q, x^n + 1), coefficients in [0, q)
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -29,7 +30,7 @@ from ..dsl.ir import Function, Value
 from ..dsl.schedule import schedule
 from ..errors import BoundsError
 from ..flows import intt_bound, ntt_bound, tomont_bound
-from ..interp.cost import count_ops, estimated_cycles, total_ops
+from ..interp.cost import count_ops, rank
 from ..plan.constants import Arith
 from ..plan.layout import MemOrder, PassPlan, plan_forward
 from ..plan.ntt import NttAlgebra
@@ -56,11 +57,10 @@ def _join(*ranges: tuple[int, int]) -> tuple[int, int]:
 
 
 def _cheaper(best: Function | None, fn: Function, variant: InttVariant) -> Function:
-    """Record ``fn``'s inverse ``variant`` and its rank (estimated cycles, then reductions,
-    then op count) and return the cheaper of ``best`` and ``fn``."""
-    counts = count_ops(fn)
+    """Record ``fn``'s inverse ``variant`` and its rank (:func:`nttgen.interp.cost.rank`)
+    and return the cheaper of ``best`` and ``fn``."""
     fn.info["variant"] = variant
-    fn.info["rank"] = (estimated_cycles(counts), counts.get("reductions", 0), total_ops(counts))
+    fn.info["rank"] = rank(fn)
     if best is None or fn.info["rank"] < best.info["rank"]:  # type: ignore[operator]
         return fn
     return best
@@ -106,6 +106,8 @@ class KernelSet:
     published: RingContract | None = None
     # entry points built for, and emitted by, another ISA (see nttgen.generate.kernel_set)
     guests: dict[str, str] = field(default_factory=dict)
+    # whether the builders now hand out may reduce by barrett_coarse (see _either_reduction)
+    _coarse: bool = field(default=False, init=False, repr=False)
 
     def _owed(self, op: str, buffer: str) -> Range | None:
         """The output range the ring's contract holds ``op`` to (None: no contract); the
@@ -159,7 +161,26 @@ class KernelSet:
         when ``unroll`` is true (default: ``config.unroll``, the transforms' choice)."""
         S = Builder(name, self.arith, self.config.lanes, doc)
         S.unroll_default = self.config.unroll if unroll is None else unroll
+        S.coarse_reductions = self._coarse
         return S
+
+    def _either_reduction(self, build: Callable[[], Function]) -> Function:
+        """``build()`` with Barrett's exact reductions and, where the configuration allows
+        ``coarse_reductions``, with the lazy policy's coarse ones too: the cheaper of the two
+        (:func:`nttgen.interp.cost.rank`; the exact one on a tie). A coarse result is wider,
+        so the analysis may place more of them (the forward NTTs, which owe the products a
+        narrow range, mostly keep Barrett's) or refuse the build."""
+        exact = build()
+        if not self.config.coarse_reductions:
+            return exact
+        self._coarse = True
+        try:
+            coarse = build()
+        except BoundsError:
+            return exact
+        finally:
+            self._coarse = False
+        return coarse if rank(coarse) < rank(exact) else exact
 
     def _intt(
         self,
@@ -203,7 +224,9 @@ class KernelSet:
         best: Function | None = None
         for variant in intt_variants(self.ring.q, self.config.intt_networks):
             try:
-                fn = self._intt(variant, contract, name, to_standard)
+                fn = self._either_reduction(
+                    lambda v=variant: self._intt(v, contract, name, to_standard)
+                )
             except BoundsError:  # e.g. a threshold below what a reduction can reach
                 continue
             fn.info["network"] = variant.network
@@ -255,9 +278,9 @@ class KernelSet:
         slot = None if whole is None else pair_slot(whole, self.ring.base_degree)
         if whole is None or slot is None:
             return None
-        best: Function | None = None
-        for variant in intt_variants(q, self.config.intt_networks):
-            name = "mul_both" if both else "mul_core"
+        name = "mul_both" if both else "mul_core"
+
+        def core(variant: InttVariant) -> Function:
             S = self.builder(name, OP_INFO[name].summary)
             if both:
                 r = S.output("r", n, doc="product")
@@ -266,18 +289,22 @@ class KernelSet:
                 r = S.inout("r", n, hat_contract, doc="a_hat (NTT domain) in, product out")
                 a = None
             b = S.input("b", n, (-(q - 1), q - 1), doc="coefficients")
+            inverse = Transform(
+                S,
+                self.alg,
+                [whole],
+                network=variant.network,
+                scale=self.alg.inverse_scale() * self.arith.beta % q,
+                scale_first=variant.scale_first,
+                red=Reducer(S, variant.threshold),
+            )
+            program_mul_core(S, self.alg, whole, inverse, slot, r, b, a)
+            return S.finish(require={"r": (0, q - 1)})
+
+        best: Function | None = None
+        for variant in intt_variants(q, self.config.intt_networks):
             try:
-                inverse = Transform(
-                    S,
-                    self.alg,
-                    [whole],
-                    network=variant.network,
-                    scale=self.alg.inverse_scale() * self.arith.beta % q,
-                    scale_first=variant.scale_first,
-                    red=Reducer(S, variant.threshold),
-                )
-                program_mul_core(S, self.alg, whole, inverse, slot, r, b, a)
-                fn = S.finish(require={"r": (0, q - 1)})
+                fn = self._either_reduction(lambda v=variant: core(v))
             except BoundsError:
                 continue
             best = _cheaper(best, fn, variant)
@@ -403,14 +430,14 @@ class KernelSet:
         # output of a group depends on every input of the group), and the evaluator, which
         # the tests compare with the exact NTT, runs the call on one array.
         if self.config.shared_forward:
-            f["ntt_from"] = self._ntt(out_of_place=True)
+            f["ntt_from"] = self._either_reduction(lambda: self._ntt(out_of_place=True))
             f["ntt_from"].internal = True
             S = self.builder("ntt", OP_INFO["ntt"].summary)
             a = S.inout("a", n, canonical, doc="coefficients")
             S.call(f["ntt_from"], r=a, a=a)
             f["ntt"] = S.finish()
         else:
-            f["ntt"] = self._ntt(out_of_place=False)
+            f["ntt"] = self._either_reduction(lambda: self._ntt(out_of_place=False))
         # what this set's own ntt leaves, and what its entry points accept (the ring's
         # contract may ask for more: every ISA's ntt output)
         ntt_out = _join(f["ntt"].contract.outputs["a"], canonical)
@@ -420,26 +447,39 @@ class KernelSet:
             hat_in = self._accepted("basemul", "a", ntt_out)
 
         products = self.config.unroll_products
-        S = self.builder("basemul", "base multiplication in the NTT domain", products)
-        program_basemul(S, alg, self.order, hat_in, target=self._owed("basemul", "r"))
-        f["basemul"] = S.finish()
+
+        def basemul() -> Function:
+            S = self.builder("basemul", "base multiplication in the NTT domain", products)
+            program_basemul(S, alg, self.order, hat_in, target=self._owed("basemul", "r"))
+            return S.finish()
+
+        f["basemul"] = self._either_reduction(basemul)
 
         one = f["basemul"].contract.outputs["r"]
-        f["basemul_acc"] = self._inner_product(
-            "basemul_acc", hat_in, self._owed("basemul_acc", "r") or one, None
+        f["basemul_acc"] = self._either_reduction(
+            lambda: self._inner_product(
+                "basemul_acc", hat_in, self._owed("basemul_acc", "r") or one, None
+            )
         )
-        S = self.builder("basemul_cache", OP_INFO["basemul_cache"].summary, products)
-        program_basemul_cache(S, alg, self.order, hat_in, self._owed("basemul_cache", "cache"))
-        f["basemul_cache"] = S.finish()
+
+        def basemul_cache() -> Function:
+            S = self.builder("basemul_cache", OP_INFO["basemul_cache"].summary, products)
+            owed = self._owed("basemul_cache", "cache")
+            program_basemul_cache(S, alg, self.order, hat_in, owed)
+            return S.finish()
+
+        f["basemul_cache"] = self._either_reduction(basemul_cache)
         cache = f["basemul_cache"].contract.outputs["cache"]
-        f["basemul_acc_cached"] = self._inner_product(
-            "basemul_acc_cached",
-            hat_in,
-            self._owed("basemul_acc_cached", "r") or one,
-            self._accepted("basemul_acc_cached", "cache", cache),
-            # the rows a cached operand meets are reduced (sampled A, decoded t or s: FIPS 203
-            # and 204 keep them in [0, q)), so its products sum in bigger groups
-            self._accepted("basemul_acc_cached", "a", canonical),
+        f["basemul_acc_cached"] = self._either_reduction(
+            lambda: self._inner_product(
+                "basemul_acc_cached",
+                hat_in,
+                self._owed("basemul_acc_cached", "r") or one,
+                self._accepted("basemul_acc_cached", "cache", cache),
+                # the rows a cached operand meets are reduced (sampled A, decoded t or s: FIPS
+                # 203 and 204 keep them in [0, q)), so its products sum in bigger groups
+                self._accepted("basemul_acc_cached", "a", canonical),
+            )
         )
 
         intt_in = _join(
@@ -494,7 +534,7 @@ class KernelSet:
                 f[name] = S.finish()
 
         if "ntt_from" not in f:
-            f["ntt_from"] = self._ntt(out_of_place=True)
+            f["ntt_from"] = self._either_reduction(lambda: self._ntt(out_of_place=True))
             f["ntt_from"].internal = True
         # polymul's helper: the inverse reducing its outputs to [0, q) in its last pass (no
         # separate reduction), where no fused core takes its place; the same variant as
@@ -506,7 +546,9 @@ class KernelSet:
         if core is not None:
             f[core.name] = core
         else:
-            f["intt_reduce"] = self._intt(variant, intt_in, "intt_reduce", True)
+            f["intt_reduce"] = self._either_reduction(
+                lambda: self._intt(variant, intt_in, "intt_reduce", True)
+            )
             f["intt_reduce"].internal = True
 
         S = self.builder("polymul", "r = a*b mod (q, x^n + 1), coefficients in [0, q)")
