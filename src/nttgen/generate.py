@@ -89,7 +89,11 @@ def heuristic_config(ring: Ring, isa: str) -> BuildConfig:
     multiplications); with 32-bit lanes a Montgomery product by a lane-varying vector costs two
     more shuffles than by a broadcast, which eats the gain (ML-DSA: 460 vs 425 ticks); in
     portable C compilers vectorise the ``gs`` loops (consecutive positions share a twiddle)
-    but not the ``dit`` ones (ML-KEM: 1,174 vs 827 ticks)."""
+    but not the ``dit`` ones (ML-KEM: 1,174 vs 827 ticks).
+
+    SIMD ISAs with 16-bit lanes may reduce coarsely (``coarse_reductions``): each function is
+    built both ways and the cheaper kept (docs/reductions.md); the portable C, which publishes
+    the ring's contract, keeps Barrett's exact reductions."""
     cls = isa_class(isa)
     why = cls.unsupported(ring.n, ring.lane)
     if why:
