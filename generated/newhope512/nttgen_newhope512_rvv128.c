@@ -40,8 +40,8 @@
  *       ops: load 32, store 16, montmul_var 16, barrett_coarse 16
  *       coefficient reductions: 512
  *   nttgen_newhope512_rvv128_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-12288, 12288] -> a in [-9165, 9165]
- *       ops: load 266, store 64, scatter 64, add 144, sub 144, montmul 148, barrett_coarse 60
+ *       a in [-12288, 12288] -> a in [-7544, 7544]
+ *       ops: load 266, store 64, scatter 64, add 144, sub 144, montmul 148, barrett 60
  *       coefficient reductions: 960
  *   nttgen_newhope512_rvv128_reduce: full reduction, in place: every coefficient to its
  *     representative in [0, q)
@@ -75,7 +75,7 @@
  *   nttgen_newhope512_rvv128_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-12288, 12288], b in [-12288, 12288] -> r in [0, 12288]
  *       ops: load 726, gather 128, store 352, scatter 64, add 432, sub 432, montmul 436,
- *         montmul_var 32, barrett 96, barrett_coarse 60, cond_add_q 32
+ *         montmul_var 32, barrett 156, cond_add_q 32
  *       coefficient reductions: 2496
  */
 #if !defined(NTTGEN_NO_ISA_CHECK) && !defined(__riscv_vector)
@@ -158,15 +158,6 @@ static inline vint16m2_t nttgen_newhope512_rvv128_montmul_var(vint16m2_t a, vint
 static inline vint16m2_t nttgen_newhope512_rvv128_barrett(vint16m2_t a, size_t vl) {
     const vint16m2_t t =
         __riscv_vssra_vx_i16m2(__riscv_vmulh_vx_i16m2(a, 21844, vl), 12, __RISCV_VXRM_RNU, vl);
-    return __riscv_vnmsac_vx_i16m2(a, 12289, t, vl);
-}
-
-/*
- * Barrett reduction by one rounding high product: t = round(a*3 / 2^15) by vsmul
- * with round-to-nearest-up, then a - t*q by vnmsac: congruent to a, in a wider range than barrett.
- */
-static inline vint16m2_t nttgen_newhope512_rvv128_barrett_coarse(vint16m2_t a, size_t vl) {
-    const vint16m2_t t = __riscv_vsmul_vx_i16m2(a, 3, __RISCV_VXRM_RNU, vl);
     return __riscv_vnmsac_vx_i16m2(a, 12289, t, vl);
 }
 
@@ -1143,8 +1134,8 @@ void nttgen_newhope512_rvv128_basemul_acc_cached(int16_t r[512], const int16_t *
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[512]: on entry in [-12288, 12288], on exit in [-9165, 9165]
- * Ops per call: load 266, store 64, scatter 64, add 144, sub 144, montmul 148, barrett_coarse 60
+ * a[512]: on entry in [-12288, 12288], on exit in [-7544, 7544]
+ * Ops per call: load 266, store 64, scatter 64, add 144, sub 144, montmul 148, barrett 60
  */
 void nttgen_newhope512_rvv128_intt(int16_t a[512]) {
     const vuint16m2_t lanes_at_0 = __riscv_vor_vv_u16m2(
@@ -1184,32 +1175,32 @@ void nttgen_newhope512_rvv128_intt(int16_t a[512]) {
         const vint16m2_t x_13 = __riscv_vsub_vv_i16m2(x_2, x_6, 16);
         const vint16m2_t x_14 = __riscv_vadd_vv_i16m2(x_3, x_7, 16);
         const vint16m2_t x_15 = __riscv_vsub_vv_i16m2(x_3, x_7, 16);
-        const vint16m2_t red_0 = nttgen_newhope512_rvv128_barrett_coarse(x_12, 16);
-        const vint16m2_t red_1 = nttgen_newhope512_rvv128_barrett_coarse(x_8, 16);
-        const vint16m2_t x_16 = __riscv_vadd_vv_i16m2(red_1, red_0, 16);
-        const vint16m2_t x_17 = __riscv_vsub_vv_i16m2(red_1, red_0, 16);
-        const vint16m2_t red_2 = nttgen_newhope512_rvv128_barrett_coarse(x_14, 16);
-        const vint16m2_t red_3 = nttgen_newhope512_rvv128_barrett_coarse(x_10, 16);
-        const vint16m2_t x_18 = __riscv_vadd_vv_i16m2(red_3, red_2, 16);
-        const vint16m2_t x_19 = __riscv_vsub_vv_i16m2(red_3, red_2, 16);
+        const vint16m2_t red_0 = nttgen_newhope512_rvv128_barrett(x_12, 16);
+        const vint16m2_t x_16 = __riscv_vadd_vv_i16m2(x_8, red_0, 16);
+        const vint16m2_t x_17 = __riscv_vsub_vv_i16m2(x_8, red_0, 16);
+        const vint16m2_t red_1 = nttgen_newhope512_rvv128_barrett(x_14, 16);
+        const vint16m2_t x_18 = __riscv_vadd_vv_i16m2(x_10, red_1, 16);
+        const vint16m2_t x_19 = __riscv_vsub_vv_i16m2(x_10, red_1, 16);
         const vint16m2_t t_0 = nttgen_newhope512_rvv128_montmul_vx(x_13, zeta_0, zetaqinv_0, 16);
         const vint16m2_t x_20 = __riscv_vadd_vv_i16m2(x_9, t_0, 16);
         const vint16m2_t x_21 = __riscv_vsub_vv_i16m2(x_9, t_0, 16);
         const vint16m2_t t_1 = nttgen_newhope512_rvv128_montmul_vx(x_15, zeta_0, zetaqinv_0, 16);
         const vint16m2_t x_22 = __riscv_vadd_vv_i16m2(x_11, t_1, 16);
         const vint16m2_t x_23 = __riscv_vsub_vv_i16m2(x_11, t_1, 16);
-        const vint16m2_t red_4 = nttgen_newhope512_rvv128_barrett_coarse(x_18, 16);
-        const vint16m2_t x_24 = __riscv_vadd_vv_i16m2(x_16, red_4, 16);
-        const vint16m2_t x_25 = __riscv_vsub_vv_i16m2(x_16, red_4, 16);
+        const vint16m2_t red_2 = nttgen_newhope512_rvv128_barrett(x_18, 16);
+        const vint16m2_t red_3 = nttgen_newhope512_rvv128_barrett(x_16, 16);
+        const vint16m2_t x_24 = __riscv_vadd_vv_i16m2(red_3, red_2, 16);
+        const vint16m2_t x_25 = __riscv_vsub_vv_i16m2(red_3, red_2, 16);
         const vint16m2_t t_2 = nttgen_newhope512_rvv128_montmul_vx(x_19, zeta_1, zetaqinv_1, 16);
-        const vint16m2_t x_26 = __riscv_vadd_vv_i16m2(x_17, t_2, 16);
-        const vint16m2_t x_27 = __riscv_vsub_vv_i16m2(x_17, t_2, 16);
+        const vint16m2_t red_4 = nttgen_newhope512_rvv128_barrett(x_17, 16);
+        const vint16m2_t x_26 = __riscv_vadd_vv_i16m2(red_4, t_2, 16);
+        const vint16m2_t x_27 = __riscv_vsub_vv_i16m2(red_4, t_2, 16);
         const vint16m2_t t_3 = nttgen_newhope512_rvv128_montmul_vx(x_22, zeta_2, zetaqinv_2, 16);
-        const vint16m2_t red_5 = nttgen_newhope512_rvv128_barrett_coarse(x_20, 16);
+        const vint16m2_t red_5 = nttgen_newhope512_rvv128_barrett(x_20, 16);
         const vint16m2_t x_28 = __riscv_vadd_vv_i16m2(red_5, t_3, 16);
         const vint16m2_t x_29 = __riscv_vsub_vv_i16m2(red_5, t_3, 16);
         const vint16m2_t t_4 = nttgen_newhope512_rvv128_montmul_vx(x_23, zeta_3, zetaqinv_3, 16);
-        const vint16m2_t red_6 = nttgen_newhope512_rvv128_barrett_coarse(x_21, 16);
+        const vint16m2_t red_6 = nttgen_newhope512_rvv128_barrett(x_21, 16);
         const vint16m2_t x_30 = __riscv_vadd_vv_i16m2(red_6, t_4, 16);
         const vint16m2_t x_31 = __riscv_vsub_vv_i16m2(red_6, t_4, 16);
         __riscv_vsuxei16_v_i16m2(&a[j_0 * 16], lanes_at_0, x_24, 16);
@@ -1240,13 +1231,11 @@ void nttgen_newhope512_rvv128_intt(int16_t a[512]) {
         const vint16m2_t x_38 = __riscv_vadd_vv_i16m2(x_34, t_6, 16);
         const vint16m2_t x_39 = __riscv_vsub_vv_i16m2(x_34, t_6, 16);
         const vint16m2_t t_7 = nttgen_newhope512_rvv128_montmul(x_38, zeta_5, zetaqinv_5, 16);
-        const vint16m2_t red_7 = nttgen_newhope512_rvv128_barrett_coarse(x_36, 16);
-        const vint16m2_t x_40 = __riscv_vadd_vv_i16m2(red_7, t_7, 16);
-        const vint16m2_t x_41 = __riscv_vsub_vv_i16m2(red_7, t_7, 16);
+        const vint16m2_t x_40 = __riscv_vadd_vv_i16m2(x_36, t_7, 16);
+        const vint16m2_t x_41 = __riscv_vsub_vv_i16m2(x_36, t_7, 16);
         const vint16m2_t t_8 = nttgen_newhope512_rvv128_montmul(x_39, zeta_6, zetaqinv_6, 16);
-        const vint16m2_t red_8 = nttgen_newhope512_rvv128_barrett_coarse(x_37, 16);
-        const vint16m2_t x_42 = __riscv_vadd_vv_i16m2(red_8, t_8, 16);
-        const vint16m2_t x_43 = __riscv_vsub_vv_i16m2(red_8, t_8, 16);
+        const vint16m2_t x_42 = __riscv_vadd_vv_i16m2(x_37, t_8, 16);
+        const vint16m2_t x_43 = __riscv_vsub_vv_i16m2(x_37, t_8, 16);
         __riscv_vsuxei16_v_i16m2(&a[j_1 * 32], lanes_at_1, x_40, 16);
         __riscv_vsuxei16_v_i16m2(&a[j_1 * 32] + 8, lanes_at_1, x_42, 16);
         __riscv_vsuxei16_v_i16m2(&a[j_1 * 32] + 16, lanes_at_1, x_41, 16);
@@ -1266,19 +1255,19 @@ void nttgen_newhope512_rvv128_intt(int16_t a[512]) {
             const vint16m2_t x_46 = __riscv_vle16_v_i16m2(&a[blk_0 * 16 + j_2 * 128] + 32, 16);
             const vint16m2_t x_47 = __riscv_vle16_v_i16m2(&a[blk_0 * 16 + j_2 * 128] + 96, 16);
             const vint16m2_t t_9 = nttgen_newhope512_rvv128_montmul(x_46, zeta_7, zetaqinv_7, 16);
-            const vint16m2_t x_48 = __riscv_vadd_vv_i16m2(x_44, t_9, 16);
-            const vint16m2_t x_49 = __riscv_vsub_vv_i16m2(x_44, t_9, 16);
+            const vint16m2_t red_7 = nttgen_newhope512_rvv128_barrett(x_44, 16);
+            const vint16m2_t x_48 = __riscv_vadd_vv_i16m2(red_7, t_9, 16);
+            const vint16m2_t x_49 = __riscv_vsub_vv_i16m2(red_7, t_9, 16);
             const vint16m2_t t_10 = nttgen_newhope512_rvv128_montmul(x_47, zeta_7, zetaqinv_7, 16);
-            const vint16m2_t x_50 = __riscv_vadd_vv_i16m2(x_45, t_10, 16);
-            const vint16m2_t x_51 = __riscv_vsub_vv_i16m2(x_45, t_10, 16);
+            const vint16m2_t red_8 = nttgen_newhope512_rvv128_barrett(x_45, 16);
+            const vint16m2_t x_50 = __riscv_vadd_vv_i16m2(red_8, t_10, 16);
+            const vint16m2_t x_51 = __riscv_vsub_vv_i16m2(red_8, t_10, 16);
             const vint16m2_t t_11 = nttgen_newhope512_rvv128_montmul(x_50, zeta_8, zetaqinv_8, 16);
-            const vint16m2_t red_9 = nttgen_newhope512_rvv128_barrett_coarse(x_48, 16);
-            const vint16m2_t x_52 = __riscv_vadd_vv_i16m2(red_9, t_11, 16);
-            const vint16m2_t x_53 = __riscv_vsub_vv_i16m2(red_9, t_11, 16);
+            const vint16m2_t x_52 = __riscv_vadd_vv_i16m2(x_48, t_11, 16);
+            const vint16m2_t x_53 = __riscv_vsub_vv_i16m2(x_48, t_11, 16);
             const vint16m2_t t_12 = nttgen_newhope512_rvv128_montmul(x_51, zeta_9, zetaqinv_9, 16);
-            const vint16m2_t red_10 = nttgen_newhope512_rvv128_barrett_coarse(x_49, 16);
-            const vint16m2_t x_54 = __riscv_vadd_vv_i16m2(red_10, t_12, 16);
-            const vint16m2_t x_55 = __riscv_vsub_vv_i16m2(red_10, t_12, 16);
+            const vint16m2_t x_54 = __riscv_vadd_vv_i16m2(x_49, t_12, 16);
+            const vint16m2_t x_55 = __riscv_vsub_vv_i16m2(x_49, t_12, 16);
             __riscv_vse16_v_i16m2(&a[blk_0 * 16 + j_2 * 128], x_52, 16);
             __riscv_vse16_v_i16m2(&a[blk_0 * 16 + j_2 * 128] + 64, x_53, 16);
             __riscv_vse16_v_i16m2(&a[blk_0 * 16 + j_2 * 128] + 32, x_54, 16);
@@ -1320,17 +1309,21 @@ void nttgen_newhope512_rvv128_intt(int16_t a[512]) {
         const vint16m2_t x_70 = __riscv_vadd_vv_i16m2(x_61, t_16, 16);
         const vint16m2_t x_71 = __riscv_vsub_vv_i16m2(x_61, t_16, 16);
         const vint16m2_t t_17 = nttgen_newhope512_rvv128_montmul(x_66, zeta_12, zetaqinv_12, 16);
-        const vint16m2_t x_72 = __riscv_vadd_vv_i16m2(x_64, t_17, 16);
-        const vint16m2_t x_73 = __riscv_vsub_vv_i16m2(x_64, t_17, 16);
+        const vint16m2_t red_9 = nttgen_newhope512_rvv128_barrett(x_64, 16);
+        const vint16m2_t x_72 = __riscv_vadd_vv_i16m2(red_9, t_17, 16);
+        const vint16m2_t x_73 = __riscv_vsub_vv_i16m2(red_9, t_17, 16);
         const vint16m2_t t_18 = nttgen_newhope512_rvv128_montmul(x_67, zeta_13, zetaqinv_13, 16);
-        const vint16m2_t x_74 = __riscv_vadd_vv_i16m2(x_65, t_18, 16);
-        const vint16m2_t x_75 = __riscv_vsub_vv_i16m2(x_65, t_18, 16);
+        const vint16m2_t red_10 = nttgen_newhope512_rvv128_barrett(x_65, 16);
+        const vint16m2_t x_74 = __riscv_vadd_vv_i16m2(red_10, t_18, 16);
+        const vint16m2_t x_75 = __riscv_vsub_vv_i16m2(red_10, t_18, 16);
         const vint16m2_t t_19 = nttgen_newhope512_rvv128_montmul(x_70, zeta_14, zetaqinv_14, 16);
-        const vint16m2_t x_76 = __riscv_vadd_vv_i16m2(x_68, t_19, 16);
-        const vint16m2_t x_77 = __riscv_vsub_vv_i16m2(x_68, t_19, 16);
+        const vint16m2_t red_11 = nttgen_newhope512_rvv128_barrett(x_68, 16);
+        const vint16m2_t x_76 = __riscv_vadd_vv_i16m2(red_11, t_19, 16);
+        const vint16m2_t x_77 = __riscv_vsub_vv_i16m2(red_11, t_19, 16);
         const vint16m2_t t_20 = nttgen_newhope512_rvv128_montmul(x_71, zeta_15, zetaqinv_15, 16);
-        const vint16m2_t x_78 = __riscv_vadd_vv_i16m2(x_69, t_20, 16);
-        const vint16m2_t x_79 = __riscv_vsub_vv_i16m2(x_69, t_20, 16);
+        const vint16m2_t red_12 = nttgen_newhope512_rvv128_barrett(x_69, 16);
+        const vint16m2_t x_78 = __riscv_vadd_vv_i16m2(red_12, t_20, 16);
+        const vint16m2_t x_79 = __riscv_vsub_vv_i16m2(red_12, t_20, 16);
         const vint16m2_t tw_0 = __riscv_vle16_v_i16m2(&twist_0[blk_1 * 32], 16);
         const vint16m2_t twqinv_0 = __riscv_vle16_v_i16m2(&twist_0[blk_1 * 32] + 16, 16);
         const vint16m2_t x_80 = nttgen_newhope512_rvv128_montmul(x_72, tw_0, twqinv_0, 16);
@@ -1365,7 +1358,7 @@ void nttgen_newhope512_rvv128_intt(int16_t a[512]) {
         __riscv_vse16_v_i16m2(&a[blk_1 * 16] + 448, x_87, 16);
     }
 #ifdef NTTGEN_DEBUG
-    nttgen_newhope512_rvv128_assert_range(a, 512, -9165, 9165);
+    nttgen_newhope512_rvv128_assert_range(a, 512, -7544, 7544);
 #endif
 }
 
@@ -1600,7 +1593,7 @@ void nttgen_newhope512_rvv128_from_standard(int16_t a[512]) {
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta, in [0, q)
  * a[512]: on entry in [-12288, 12288], on exit in [0, 12288]
- * Ops per call: load 266, store 64, scatter 64, add 144, sub 144, montmul 148, barrett_coarse 60,
+ * Ops per call: load 266, store 64, scatter 64, add 144, sub 144, montmul 148, barrett 60,
  *   cond_add_q 32
  */
 static NTTGEN_NOINLINE void nttgen_newhope512_rvv128_intt_reduce(int16_t a[512]) {
@@ -1641,32 +1634,32 @@ static NTTGEN_NOINLINE void nttgen_newhope512_rvv128_intt_reduce(int16_t a[512])
         const vint16m2_t x_13 = __riscv_vsub_vv_i16m2(x_2, x_6, 16);
         const vint16m2_t x_14 = __riscv_vadd_vv_i16m2(x_3, x_7, 16);
         const vint16m2_t x_15 = __riscv_vsub_vv_i16m2(x_3, x_7, 16);
-        const vint16m2_t red_0 = nttgen_newhope512_rvv128_barrett_coarse(x_12, 16);
-        const vint16m2_t red_1 = nttgen_newhope512_rvv128_barrett_coarse(x_8, 16);
-        const vint16m2_t x_16 = __riscv_vadd_vv_i16m2(red_1, red_0, 16);
-        const vint16m2_t x_17 = __riscv_vsub_vv_i16m2(red_1, red_0, 16);
-        const vint16m2_t red_2 = nttgen_newhope512_rvv128_barrett_coarse(x_14, 16);
-        const vint16m2_t red_3 = nttgen_newhope512_rvv128_barrett_coarse(x_10, 16);
-        const vint16m2_t x_18 = __riscv_vadd_vv_i16m2(red_3, red_2, 16);
-        const vint16m2_t x_19 = __riscv_vsub_vv_i16m2(red_3, red_2, 16);
+        const vint16m2_t red_0 = nttgen_newhope512_rvv128_barrett(x_12, 16);
+        const vint16m2_t x_16 = __riscv_vadd_vv_i16m2(x_8, red_0, 16);
+        const vint16m2_t x_17 = __riscv_vsub_vv_i16m2(x_8, red_0, 16);
+        const vint16m2_t red_1 = nttgen_newhope512_rvv128_barrett(x_14, 16);
+        const vint16m2_t x_18 = __riscv_vadd_vv_i16m2(x_10, red_1, 16);
+        const vint16m2_t x_19 = __riscv_vsub_vv_i16m2(x_10, red_1, 16);
         const vint16m2_t t_0 = nttgen_newhope512_rvv128_montmul_vx(x_13, zeta_0, zetaqinv_0, 16);
         const vint16m2_t x_20 = __riscv_vadd_vv_i16m2(x_9, t_0, 16);
         const vint16m2_t x_21 = __riscv_vsub_vv_i16m2(x_9, t_0, 16);
         const vint16m2_t t_1 = nttgen_newhope512_rvv128_montmul_vx(x_15, zeta_0, zetaqinv_0, 16);
         const vint16m2_t x_22 = __riscv_vadd_vv_i16m2(x_11, t_1, 16);
         const vint16m2_t x_23 = __riscv_vsub_vv_i16m2(x_11, t_1, 16);
-        const vint16m2_t red_4 = nttgen_newhope512_rvv128_barrett_coarse(x_18, 16);
-        const vint16m2_t x_24 = __riscv_vadd_vv_i16m2(x_16, red_4, 16);
-        const vint16m2_t x_25 = __riscv_vsub_vv_i16m2(x_16, red_4, 16);
+        const vint16m2_t red_2 = nttgen_newhope512_rvv128_barrett(x_18, 16);
+        const vint16m2_t red_3 = nttgen_newhope512_rvv128_barrett(x_16, 16);
+        const vint16m2_t x_24 = __riscv_vadd_vv_i16m2(red_3, red_2, 16);
+        const vint16m2_t x_25 = __riscv_vsub_vv_i16m2(red_3, red_2, 16);
         const vint16m2_t t_2 = nttgen_newhope512_rvv128_montmul_vx(x_19, zeta_1, zetaqinv_1, 16);
-        const vint16m2_t x_26 = __riscv_vadd_vv_i16m2(x_17, t_2, 16);
-        const vint16m2_t x_27 = __riscv_vsub_vv_i16m2(x_17, t_2, 16);
+        const vint16m2_t red_4 = nttgen_newhope512_rvv128_barrett(x_17, 16);
+        const vint16m2_t x_26 = __riscv_vadd_vv_i16m2(red_4, t_2, 16);
+        const vint16m2_t x_27 = __riscv_vsub_vv_i16m2(red_4, t_2, 16);
         const vint16m2_t t_3 = nttgen_newhope512_rvv128_montmul_vx(x_22, zeta_2, zetaqinv_2, 16);
-        const vint16m2_t red_5 = nttgen_newhope512_rvv128_barrett_coarse(x_20, 16);
+        const vint16m2_t red_5 = nttgen_newhope512_rvv128_barrett(x_20, 16);
         const vint16m2_t x_28 = __riscv_vadd_vv_i16m2(red_5, t_3, 16);
         const vint16m2_t x_29 = __riscv_vsub_vv_i16m2(red_5, t_3, 16);
         const vint16m2_t t_4 = nttgen_newhope512_rvv128_montmul_vx(x_23, zeta_3, zetaqinv_3, 16);
-        const vint16m2_t red_6 = nttgen_newhope512_rvv128_barrett_coarse(x_21, 16);
+        const vint16m2_t red_6 = nttgen_newhope512_rvv128_barrett(x_21, 16);
         const vint16m2_t x_30 = __riscv_vadd_vv_i16m2(red_6, t_4, 16);
         const vint16m2_t x_31 = __riscv_vsub_vv_i16m2(red_6, t_4, 16);
         __riscv_vsuxei16_v_i16m2(&a[j_0 * 16], lanes_at_0, x_24, 16);
@@ -1697,13 +1690,11 @@ static NTTGEN_NOINLINE void nttgen_newhope512_rvv128_intt_reduce(int16_t a[512])
         const vint16m2_t x_38 = __riscv_vadd_vv_i16m2(x_34, t_6, 16);
         const vint16m2_t x_39 = __riscv_vsub_vv_i16m2(x_34, t_6, 16);
         const vint16m2_t t_7 = nttgen_newhope512_rvv128_montmul(x_38, zeta_5, zetaqinv_5, 16);
-        const vint16m2_t red_7 = nttgen_newhope512_rvv128_barrett_coarse(x_36, 16);
-        const vint16m2_t x_40 = __riscv_vadd_vv_i16m2(red_7, t_7, 16);
-        const vint16m2_t x_41 = __riscv_vsub_vv_i16m2(red_7, t_7, 16);
+        const vint16m2_t x_40 = __riscv_vadd_vv_i16m2(x_36, t_7, 16);
+        const vint16m2_t x_41 = __riscv_vsub_vv_i16m2(x_36, t_7, 16);
         const vint16m2_t t_8 = nttgen_newhope512_rvv128_montmul(x_39, zeta_6, zetaqinv_6, 16);
-        const vint16m2_t red_8 = nttgen_newhope512_rvv128_barrett_coarse(x_37, 16);
-        const vint16m2_t x_42 = __riscv_vadd_vv_i16m2(red_8, t_8, 16);
-        const vint16m2_t x_43 = __riscv_vsub_vv_i16m2(red_8, t_8, 16);
+        const vint16m2_t x_42 = __riscv_vadd_vv_i16m2(x_37, t_8, 16);
+        const vint16m2_t x_43 = __riscv_vsub_vv_i16m2(x_37, t_8, 16);
         __riscv_vsuxei16_v_i16m2(&a[j_1 * 32], lanes_at_1, x_40, 16);
         __riscv_vsuxei16_v_i16m2(&a[j_1 * 32] + 8, lanes_at_1, x_42, 16);
         __riscv_vsuxei16_v_i16m2(&a[j_1 * 32] + 16, lanes_at_1, x_41, 16);
@@ -1723,19 +1714,19 @@ static NTTGEN_NOINLINE void nttgen_newhope512_rvv128_intt_reduce(int16_t a[512])
             const vint16m2_t x_46 = __riscv_vle16_v_i16m2(&a[blk_0 * 16 + j_2 * 128] + 32, 16);
             const vint16m2_t x_47 = __riscv_vle16_v_i16m2(&a[blk_0 * 16 + j_2 * 128] + 96, 16);
             const vint16m2_t t_9 = nttgen_newhope512_rvv128_montmul(x_46, zeta_7, zetaqinv_7, 16);
-            const vint16m2_t x_48 = __riscv_vadd_vv_i16m2(x_44, t_9, 16);
-            const vint16m2_t x_49 = __riscv_vsub_vv_i16m2(x_44, t_9, 16);
+            const vint16m2_t red_7 = nttgen_newhope512_rvv128_barrett(x_44, 16);
+            const vint16m2_t x_48 = __riscv_vadd_vv_i16m2(red_7, t_9, 16);
+            const vint16m2_t x_49 = __riscv_vsub_vv_i16m2(red_7, t_9, 16);
             const vint16m2_t t_10 = nttgen_newhope512_rvv128_montmul(x_47, zeta_7, zetaqinv_7, 16);
-            const vint16m2_t x_50 = __riscv_vadd_vv_i16m2(x_45, t_10, 16);
-            const vint16m2_t x_51 = __riscv_vsub_vv_i16m2(x_45, t_10, 16);
+            const vint16m2_t red_8 = nttgen_newhope512_rvv128_barrett(x_45, 16);
+            const vint16m2_t x_50 = __riscv_vadd_vv_i16m2(red_8, t_10, 16);
+            const vint16m2_t x_51 = __riscv_vsub_vv_i16m2(red_8, t_10, 16);
             const vint16m2_t t_11 = nttgen_newhope512_rvv128_montmul(x_50, zeta_8, zetaqinv_8, 16);
-            const vint16m2_t red_9 = nttgen_newhope512_rvv128_barrett_coarse(x_48, 16);
-            const vint16m2_t x_52 = __riscv_vadd_vv_i16m2(red_9, t_11, 16);
-            const vint16m2_t x_53 = __riscv_vsub_vv_i16m2(red_9, t_11, 16);
+            const vint16m2_t x_52 = __riscv_vadd_vv_i16m2(x_48, t_11, 16);
+            const vint16m2_t x_53 = __riscv_vsub_vv_i16m2(x_48, t_11, 16);
             const vint16m2_t t_12 = nttgen_newhope512_rvv128_montmul(x_51, zeta_9, zetaqinv_9, 16);
-            const vint16m2_t red_10 = nttgen_newhope512_rvv128_barrett_coarse(x_49, 16);
-            const vint16m2_t x_54 = __riscv_vadd_vv_i16m2(red_10, t_12, 16);
-            const vint16m2_t x_55 = __riscv_vsub_vv_i16m2(red_10, t_12, 16);
+            const vint16m2_t x_54 = __riscv_vadd_vv_i16m2(x_49, t_12, 16);
+            const vint16m2_t x_55 = __riscv_vsub_vv_i16m2(x_49, t_12, 16);
             __riscv_vse16_v_i16m2(&a[blk_0 * 16 + j_2 * 128], x_52, 16);
             __riscv_vse16_v_i16m2(&a[blk_0 * 16 + j_2 * 128] + 64, x_53, 16);
             __riscv_vse16_v_i16m2(&a[blk_0 * 16 + j_2 * 128] + 32, x_54, 16);
@@ -1777,57 +1768,61 @@ static NTTGEN_NOINLINE void nttgen_newhope512_rvv128_intt_reduce(int16_t a[512])
         const vint16m2_t x_70 = __riscv_vadd_vv_i16m2(x_61, t_16, 16);
         const vint16m2_t x_71 = __riscv_vsub_vv_i16m2(x_61, t_16, 16);
         const vint16m2_t t_17 = nttgen_newhope512_rvv128_montmul(x_66, zeta_12, zetaqinv_12, 16);
-        const vint16m2_t x_72 = __riscv_vadd_vv_i16m2(x_64, t_17, 16);
-        const vint16m2_t x_73 = __riscv_vsub_vv_i16m2(x_64, t_17, 16);
+        const vint16m2_t red_9 = nttgen_newhope512_rvv128_barrett(x_64, 16);
+        const vint16m2_t x_72 = __riscv_vadd_vv_i16m2(red_9, t_17, 16);
+        const vint16m2_t x_73 = __riscv_vsub_vv_i16m2(red_9, t_17, 16);
         const vint16m2_t t_18 = nttgen_newhope512_rvv128_montmul(x_67, zeta_13, zetaqinv_13, 16);
-        const vint16m2_t x_74 = __riscv_vadd_vv_i16m2(x_65, t_18, 16);
-        const vint16m2_t x_75 = __riscv_vsub_vv_i16m2(x_65, t_18, 16);
+        const vint16m2_t red_10 = nttgen_newhope512_rvv128_barrett(x_65, 16);
+        const vint16m2_t x_74 = __riscv_vadd_vv_i16m2(red_10, t_18, 16);
+        const vint16m2_t x_75 = __riscv_vsub_vv_i16m2(red_10, t_18, 16);
         const vint16m2_t t_19 = nttgen_newhope512_rvv128_montmul(x_70, zeta_14, zetaqinv_14, 16);
-        const vint16m2_t x_76 = __riscv_vadd_vv_i16m2(x_68, t_19, 16);
-        const vint16m2_t x_77 = __riscv_vsub_vv_i16m2(x_68, t_19, 16);
+        const vint16m2_t red_11 = nttgen_newhope512_rvv128_barrett(x_68, 16);
+        const vint16m2_t x_76 = __riscv_vadd_vv_i16m2(red_11, t_19, 16);
+        const vint16m2_t x_77 = __riscv_vsub_vv_i16m2(red_11, t_19, 16);
         const vint16m2_t t_20 = nttgen_newhope512_rvv128_montmul(x_71, zeta_15, zetaqinv_15, 16);
-        const vint16m2_t x_78 = __riscv_vadd_vv_i16m2(x_69, t_20, 16);
-        const vint16m2_t x_79 = __riscv_vsub_vv_i16m2(x_69, t_20, 16);
+        const vint16m2_t red_12 = nttgen_newhope512_rvv128_barrett(x_69, 16);
+        const vint16m2_t x_78 = __riscv_vadd_vv_i16m2(red_12, t_20, 16);
+        const vint16m2_t x_79 = __riscv_vsub_vv_i16m2(red_12, t_20, 16);
         const vint16m2_t tw_0 = __riscv_vle16_v_i16m2(&twist_0[blk_1 * 32], 16);
         const vint16m2_t twqinv_0 = __riscv_vle16_v_i16m2(&twist_0[blk_1 * 32] + 16, 16);
         const vint16m2_t x_80 = nttgen_newhope512_rvv128_montmul(x_72, tw_0, twqinv_0, 16);
-        const vint16m2_t red_11 = nttgen_newhope512_rvv128_cond_add_q(x_80, 16);
-        __riscv_vse16_v_i16m2(&a[blk_1 * 16], red_11, 16);
+        const vint16m2_t red_13 = nttgen_newhope512_rvv128_cond_add_q(x_80, 16);
+        __riscv_vse16_v_i16m2(&a[blk_1 * 16], red_13, 16);
         const vint16m2_t tw_1 = __riscv_vle16_v_i16m2(&twist_0[blk_1 * 32] + 512, 16);
         const vint16m2_t twqinv_1 = __riscv_vle16_v_i16m2(&twist_0[blk_1 * 32] + 528, 16);
         const vint16m2_t x_81 = nttgen_newhope512_rvv128_montmul(x_73, tw_1, twqinv_1, 16);
-        const vint16m2_t red_12 = nttgen_newhope512_rvv128_cond_add_q(x_81, 16);
-        __riscv_vse16_v_i16m2(&a[blk_1 * 16] + 256, red_12, 16);
+        const vint16m2_t red_14 = nttgen_newhope512_rvv128_cond_add_q(x_81, 16);
+        __riscv_vse16_v_i16m2(&a[blk_1 * 16] + 256, red_14, 16);
         const vint16m2_t tw_2 = __riscv_vle16_v_i16m2(&twist_0[blk_1 * 32] + 256, 16);
         const vint16m2_t twqinv_2 = __riscv_vle16_v_i16m2(&twist_0[blk_1 * 32] + 272, 16);
         const vint16m2_t x_82 = nttgen_newhope512_rvv128_montmul(x_74, tw_2, twqinv_2, 16);
-        const vint16m2_t red_13 = nttgen_newhope512_rvv128_cond_add_q(x_82, 16);
-        __riscv_vse16_v_i16m2(&a[blk_1 * 16] + 128, red_13, 16);
+        const vint16m2_t red_15 = nttgen_newhope512_rvv128_cond_add_q(x_82, 16);
+        __riscv_vse16_v_i16m2(&a[blk_1 * 16] + 128, red_15, 16);
         const vint16m2_t tw_3 = __riscv_vle16_v_i16m2(&twist_0[blk_1 * 32] + 768, 16);
         const vint16m2_t twqinv_3 = __riscv_vle16_v_i16m2(&twist_0[blk_1 * 32] + 784, 16);
         const vint16m2_t x_83 = nttgen_newhope512_rvv128_montmul(x_75, tw_3, twqinv_3, 16);
-        const vint16m2_t red_14 = nttgen_newhope512_rvv128_cond_add_q(x_83, 16);
-        __riscv_vse16_v_i16m2(&a[blk_1 * 16] + 384, red_14, 16);
+        const vint16m2_t red_16 = nttgen_newhope512_rvv128_cond_add_q(x_83, 16);
+        __riscv_vse16_v_i16m2(&a[blk_1 * 16] + 384, red_16, 16);
         const vint16m2_t tw_4 = __riscv_vle16_v_i16m2(&twist_0[blk_1 * 32] + 128, 16);
         const vint16m2_t twqinv_4 = __riscv_vle16_v_i16m2(&twist_0[blk_1 * 32] + 144, 16);
         const vint16m2_t x_84 = nttgen_newhope512_rvv128_montmul(x_76, tw_4, twqinv_4, 16);
-        const vint16m2_t red_15 = nttgen_newhope512_rvv128_cond_add_q(x_84, 16);
-        __riscv_vse16_v_i16m2(&a[blk_1 * 16] + 64, red_15, 16);
+        const vint16m2_t red_17 = nttgen_newhope512_rvv128_cond_add_q(x_84, 16);
+        __riscv_vse16_v_i16m2(&a[blk_1 * 16] + 64, red_17, 16);
         const vint16m2_t tw_5 = __riscv_vle16_v_i16m2(&twist_0[blk_1 * 32] + 640, 16);
         const vint16m2_t twqinv_5 = __riscv_vle16_v_i16m2(&twist_0[blk_1 * 32] + 656, 16);
         const vint16m2_t x_85 = nttgen_newhope512_rvv128_montmul(x_77, tw_5, twqinv_5, 16);
-        const vint16m2_t red_16 = nttgen_newhope512_rvv128_cond_add_q(x_85, 16);
-        __riscv_vse16_v_i16m2(&a[blk_1 * 16] + 320, red_16, 16);
+        const vint16m2_t red_18 = nttgen_newhope512_rvv128_cond_add_q(x_85, 16);
+        __riscv_vse16_v_i16m2(&a[blk_1 * 16] + 320, red_18, 16);
         const vint16m2_t tw_6 = __riscv_vle16_v_i16m2(&twist_0[blk_1 * 32] + 384, 16);
         const vint16m2_t twqinv_6 = __riscv_vle16_v_i16m2(&twist_0[blk_1 * 32] + 400, 16);
         const vint16m2_t x_86 = nttgen_newhope512_rvv128_montmul(x_78, tw_6, twqinv_6, 16);
-        const vint16m2_t red_17 = nttgen_newhope512_rvv128_cond_add_q(x_86, 16);
-        __riscv_vse16_v_i16m2(&a[blk_1 * 16] + 192, red_17, 16);
+        const vint16m2_t red_19 = nttgen_newhope512_rvv128_cond_add_q(x_86, 16);
+        __riscv_vse16_v_i16m2(&a[blk_1 * 16] + 192, red_19, 16);
         const vint16m2_t tw_7 = __riscv_vle16_v_i16m2(&twist_0[blk_1 * 32] + 896, 16);
         const vint16m2_t twqinv_7 = __riscv_vle16_v_i16m2(&twist_0[blk_1 * 32] + 912, 16);
         const vint16m2_t x_87 = nttgen_newhope512_rvv128_montmul(x_79, tw_7, twqinv_7, 16);
-        const vint16m2_t red_18 = nttgen_newhope512_rvv128_cond_add_q(x_87, 16);
-        __riscv_vse16_v_i16m2(&a[blk_1 * 16] + 448, red_18, 16);
+        const vint16m2_t red_20 = nttgen_newhope512_rvv128_cond_add_q(x_87, 16);
+        __riscv_vse16_v_i16m2(&a[blk_1 * 16] + 448, red_20, 16);
     }
 #ifdef NTTGEN_DEBUG
     nttgen_newhope512_rvv128_assert_range(a, 512, 0, 12288);
@@ -1843,7 +1838,7 @@ static NTTGEN_NOINLINE void nttgen_newhope512_rvv128_intt_reduce(int16_t a[512])
  * a[512]: on entry in [-12288, 12288]
  * b[512]: on entry in [-12288, 12288]
  * Ops per call: load 726, gather 128, store 352, scatter 64, add 432, sub 432, montmul 436,
- *   montmul_var 32, barrett 96, barrett_coarse 60, cond_add_q 32
+ *   montmul_var 32, barrett 156, cond_add_q 32
  */
 void nttgen_newhope512_rvv128_polymul(int16_t r[512], const int16_t a[512], const int16_t b[512]) {
     NTTGEN_ALIGN(64) int16_t a_hat[512];

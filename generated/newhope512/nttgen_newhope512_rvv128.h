@@ -40,8 +40,8 @@
  *       ops: load 32, store 16, montmul_var 16, barrett_coarse 16
  *       coefficient reductions: 512
  *   nttgen_newhope512_rvv128_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-12288, 12288] -> a in [-9165, 9165]
- *       ops: load 266, store 64, scatter 64, add 144, sub 144, montmul 148, barrett_coarse 60
+ *       a in [-12288, 12288] -> a in [-7544, 7544]
+ *       ops: load 266, store 64, scatter 64, add 144, sub 144, montmul 148, barrett 60
  *       coefficient reductions: 960
  *   nttgen_newhope512_rvv128_reduce: full reduction, in place: every coefficient to its
  *     representative in [0, q)
@@ -75,7 +75,7 @@
  *   nttgen_newhope512_rvv128_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-12288, 12288], b in [-12288, 12288] -> r in [0, 12288]
  *       ops: load 726, gather 128, store 352, scatter 64, add 432, sub 432, montmul 436,
- *         montmul_var 32, barrett 96, barrett_coarse 60, cond_add_q 32
+ *         montmul_var 32, barrett 156, cond_add_q 32
  *       coefficient reductions: 2496
  */
 #ifndef NTTGEN_NEWHOPE512_RVV128_H
@@ -161,8 +161,8 @@ void nttgen_newhope512_rvv128_basemul_acc_cached(int16_t r[512], const int16_t *
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[512]: on entry in [-12288, 12288], on exit in [-9165, 9165]
- * Ops per call: load 266, store 64, scatter 64, add 144, sub 144, montmul 148, barrett_coarse 60
+ * a[512]: on entry in [-12288, 12288], on exit in [-7544, 7544]
+ * Ops per call: load 266, store 64, scatter 64, add 144, sub 144, montmul 148, barrett 60
  */
 void nttgen_newhope512_rvv128_intt(int16_t a[512]);
 
@@ -245,7 +245,7 @@ void nttgen_newhope512_rvv128_from_standard(int16_t a[512]);
  * a[512]: on entry in [-12288, 12288]
  * b[512]: on entry in [-12288, 12288]
  * Ops per call: load 726, gather 128, store 352, scatter 64, add 432, sub 432, montmul 436,
- *   montmul_var 32, barrett 96, barrett_coarse 60, cond_add_q 32
+ *   montmul_var 32, barrett 156, cond_add_q 32
  */
 void nttgen_newhope512_rvv128_polymul(int16_t r[512], const int16_t a[512], const int16_t b[512]);
 

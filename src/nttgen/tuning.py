@@ -40,6 +40,10 @@ ratios with / without: AVX-512 ML-KEM ntt 0.97, intt 1.00, polymul 0.98; Kyber-r
 those three keep gcc's default. Every AVX2 x^n + 1 file got slower with it (ML-KEM and
 Kyber-r1 ntt 1.10, polymul 1.05-1.09; NewHope ntt 1.07-1.08).
 
+Coarse reductions (``coarse_reductions``, 16-bit SIMD lanes: each function built with
+Barrett's and with the coarse reductions, the cheaper kept) are on by default; NewHope-512 on
+``rvv128`` at LMUL 2 and 1 keeps Barrett's, where the coarse inverse spilled (2026-11-29).
+
 RVV (``rvv128``, ``rvv256``): single-pass indexed loads (``shuffles="indexed"``: each chunk's lane
 bits are exchanged with slot bits as it is loaded, by ``vluxei`` at constant lane offsets, the
 inverse scattering its stores by ``vsuxei``; no in-register shuffle at all) execute fewer
@@ -162,6 +166,11 @@ _GCC_SCHED_PRESSURE_AVX512 = ("mlkem", "kyber-r1")
 """The presets whose AVX-512 files ask gcc to schedule before register allocation, weighing
 register pressure (see the module docstring)."""
 
+_RVV_EXACT = {("newhope512", "rvv128"), ("newhope512", "rvv128m1")}
+"""Where the coarse reductions' inverse spilled vector registers (clang-19: 4 and 1 spills and
+reloads in intt and intt_reduce), so the files keep Barrett's reductions (see the module
+docstring)."""
+
 TUNED: dict[tuple[str, str], dict[str, object]] = {
     ("mlkem", "avx2"): {"extra_slots": (2, 1), **_LOOPS, "unroll": True},
     ("mldsa", "avx2"): {"extra_slots": (1, 1), **_LOOPS},
@@ -186,6 +195,7 @@ TUNED: dict[tuple[str, str], dict[str, object]] = {
                 if (ring, isa) in _RVV_PLANS
                 else {}
             ),
+            **({"coarse_reductions": False} if (ring, isa) in _RVV_EXACT else {}),
         }
         for ring in _PRESETS
         for isa in _RVV_INDEXED

@@ -21,7 +21,6 @@ polymul    r = a * b mod (q, x^n + 1), coefficients in [0, q)
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -43,6 +42,7 @@ from .intt_variants import InttVariant, intt_variants
 from .lazy import Reducer
 from .ntt import Transform, build_permutation, build_transform
 from .pointwise import program_basemul, program_reduce, program_scale, reduce_to_standard
+from .reduction_choice import ReductionChoice
 
 # Bisection steps of the search for the widest NTT-domain range the products accept at no cost
 DOMAIN_SEARCH_STEPS = 16
@@ -92,7 +92,7 @@ class RingContract:
 
 
 @dataclass
-class KernelSet:
+class KernelSet(ReductionChoice):
     """All functions of one ring for one build configuration, with their contracts. The
     ``reference`` set (the portable C's) publishes the ring's contract (``published``, see
     :class:`RingContract`); where ``contract`` is given (every other ISA), each entry point
@@ -164,24 +164,6 @@ class KernelSet:
         S.coarse_reductions = self._coarse
         return S
 
-    def _either_reduction(self, build: Callable[[], Function]) -> Function:
-        """``build()`` with Barrett's exact reductions and, where the configuration allows
-        ``coarse_reductions``, with the lazy policy's coarse ones too: the cheaper of the two
-        (:func:`nttgen.interp.cost.rank`; the exact one on a tie). A coarse result is wider,
-        so the analysis may place more of them (the forward NTTs, which owe the products a
-        narrow range, mostly keep Barrett's) or refuse the build."""
-        exact = build()
-        if not self.config.coarse_reductions:
-            return exact
-        self._coarse = True
-        try:
-            coarse = build()
-        except BoundsError:
-            return exact
-        finally:
-            self._coarse = False
-        return coarse if rank(coarse) < rank(exact) else exact
-
     def _intt(
         self,
         variant: InttVariant,
@@ -225,7 +207,7 @@ class KernelSet:
         for variant in intt_variants(self.ring.q, self.config.intt_networks):
             try:
                 fn = self._either_reduction(
-                    lambda v=variant: self._intt(v, contract, name, to_standard)
+                    lambda v=variant: self._intt(v, contract, name, to_standard), feeds=False
                 )
             except BoundsError:  # e.g. a threshold below what a reduction can reach
                 continue
@@ -304,7 +286,7 @@ class KernelSet:
         best: Function | None = None
         for variant in intt_variants(q, self.config.intt_networks):
             try:
-                fn = self._either_reduction(lambda v=variant: core(v))
+                fn = self._either_reduction(lambda v=variant: core(v), feeds=False)
             except BoundsError:
                 continue
             best = _cheaper(best, fn, variant)
@@ -430,7 +412,9 @@ class KernelSet:
         # output of a group depends on every input of the group), and the evaluator, which
         # the tests compare with the exact NTT, runs the call on one array.
         if self.config.shared_forward:
-            f["ntt_from"] = self._either_reduction(lambda: self._ntt(out_of_place=True))
+            f["ntt_from"] = self._either_reduction(
+                lambda: self._ntt(out_of_place=True), owed=self._owed("ntt", "a")
+            )
             f["ntt_from"].internal = True
             S = self.builder("ntt", OP_INFO["ntt"].summary)
             a = S.inout("a", n, canonical, doc="coefficients")
@@ -534,7 +518,9 @@ class KernelSet:
                 f[name] = S.finish()
 
         if "ntt_from" not in f:
-            f["ntt_from"] = self._either_reduction(lambda: self._ntt(out_of_place=True))
+            f["ntt_from"] = self._either_reduction(
+                lambda: self._ntt(out_of_place=True), owed=self._owed("ntt", "a")
+            )
             f["ntt_from"].internal = True
         # polymul's helper: the inverse reducing its outputs to [0, q) in its last pass (no
         # separate reduction), where no fused core takes its place; the same variant as
@@ -547,7 +533,7 @@ class KernelSet:
             f[core.name] = core
         else:
             f["intt_reduce"] = self._either_reduction(
-                lambda: self._intt(variant, intt_in, "intt_reduce", True)
+                lambda: self._intt(variant, intt_in, "intt_reduce", True), feeds=False
             )
             f["intt_reduce"].internal = True
 
