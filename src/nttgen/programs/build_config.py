@@ -46,7 +46,7 @@ class BuildConfig:
     :func:`nttgen.emit.c_macros.gcc_options`; other compilers ignore it); ``coarse_reductions``
     lets the generator build each transform and product also with the lazy policy's coarse
     reductions (``barrett_coarse``, 16-bit lanes) and keep the cheaper of the two (see
-    :meth:`nttgen.programs.kernels.KernelSet._either_reduction`)."""
+    :mod:`nttgen.programs.reduction_choice`)."""
 
     lanes: int = 1
     merge: tuple[int, ...] | None = None
