@@ -106,7 +106,7 @@ class KernelSet(ReductionChoice):
     published: RingContract | None = None
     # entry points built for, and emitted by, another ISA (see nttgen.generate.kernel_set)
     guests: dict[str, str] = field(default_factory=dict)
-    # whether the builders now hand out may reduce by barrett_coarse (see _either_reduction)
+    # whether the builders handed out now may reduce by barrett_coarse (see _either_reduction)
     _coarse: bool = field(default=False, init=False, repr=False)
 
     def _owed(self, op: str, buffer: str) -> Range | None:
