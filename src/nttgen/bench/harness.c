@@ -12,7 +12,9 @@
  * (the lowest round median) is reported with that round's quartiles. The median over all
  * rounds is printed too, so a disturbed run is visible. The driver also runs this program
  * pinned to one CPU and without address-space randomisation (a random stack placement made the
- * same binary 1.3-1.5x slower in some runs). In-place kernels (ntt, intt) need a fresh valid
+ * same binary 1.3-1.5x slower in some runs), and the samples themselves rotate through 64 stack
+ * placements 64 bytes apart (see STACK_STEP), so the median is that of a typical placement,
+ * not of the one the run happened to get. In-place kernels (ntt, intt) need a fresh valid
  * input for every call: each batch runs in runs of INPLACE_RUN calls, each on its own copy of a
  * pristine input made before the run's clock starts (all in L1), and the runs' ticks are summed.
  * (Timing a copy with every call and subtracting the copy timed alone undercounted short
@@ -157,6 +159,36 @@ static int cmp_double(const void *a, const void *b) {
 }
 
 
+/* Stack placements the samples rotate through: the kernels' frames (their spilled registers)
+ * move by STACK_STEP bytes from one placement to the next, over 4 KiB in all. A store and a
+ * later load whose addresses agree in their low 12 bits look dependent to the core until the
+ * store's address is resolved (4K aliasing), so where a kernel's spill slots sit relative to
+ * its constant tables can slow it by a fifth at some placements and not at others; a caller's
+ * stack lands anywhere. With the placements rotated, the median is that of a typical one. */
+#define STACK_STEP 64
+#define STACK_PLACES (4096 / STACK_STEP)
+static unsigned sample_counter;
+
+/* Ticks of one sample (a batch of calls), its frame below `pad`. */
+static __attribute__((noinline)) uint64_t sample_below(const bench_kernels_t *k, enum op op,
+                                                       size_t kk, int batch, volatile char *pad) {
+    pad[0] = 0; /* the pad is used, so it stays */
+    if (op == OP_NTT || op == OP_INTT) {
+        return run_in_place(k, op, batch);
+    }
+    uint64_t t0 = ticks();
+    run_batch(k, op, kk, batch);
+    return ticks() - t0;
+}
+
+/* Ticks of one sample at the next stack placement (a permutation of the placements: any run of
+ * samples spreads over them). */
+static uint64_t sample(const bench_kernels_t *k, enum op op, size_t kk, int batch) {
+    unsigned place = (sample_counter++ * 37u) % STACK_PLACES;
+    volatile char pad[1 + STACK_STEP * place];
+    return sample_below(k, op, kk, batch, pad);
+}
+
 /* Median and quartiles of per-call ticks over `samples` batches. */
 static void measure(const bench_kernels_t *k, enum op op, size_t kk, int samples, int batch,
                     int warmup, double *q1, double *med, double *q3) {
@@ -165,24 +197,11 @@ static void measure(const bench_kernels_t *k, enum op op, size_t kk, int samples
         fprintf(stderr, "out of memory\n");
         exit(2);
     }
-    int in_place = op == OP_NTT || op == OP_INTT;
     for (int s = 0; s < warmup; ++s) {
-        if (in_place) {
-            (void)run_in_place(k, op, batch);
-        } else {
-            run_batch(k, op, kk, batch);
-        }
+        (void)sample(k, op, kk, batch);
     }
     for (int s = 0; s < samples; ++s) {
-        uint64_t spent;
-        if (in_place) {
-            spent = run_in_place(k, op, batch);
-        } else {
-            uint64_t t0 = ticks();
-            run_batch(k, op, kk, batch);
-            spent = ticks() - t0;
-        }
-        v[s] = (double)spent / batch;
+        v[s] = (double)sample(k, op, kk, batch) / batch;
     }
     qsort(v, (size_t)samples, sizeof(double), cmp_double);
     *q1 = v[samples / 4];
