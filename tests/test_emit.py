@@ -398,9 +398,10 @@ def test_x86_broadcast_tables_are_opaque_to_gcc_alone() -> None:
     the tables of other ISAs, keep plain pointers."""
     src = generate(PRESETS["mlkem"], "avx2").source
     assert "#if defined(__GNUC__) && !defined(__clang__)\n#define NTTGEN_GCC_OPAQUE(p)" in src
-    zetas = re.search(r"const int16_t \*(zetas_\d+) = nttgen_mlkem_avx2_ntt_from_zetas;", src)
+    # the unrolled transforms broadcast from paired copies (see test_paired_broadcasts.py)
+    zetas = re.search(r"const int32_t \*(zetas_x2_\d+) = nttgen_mlkem_avx2_ntt_from_zetas_x2;", src)
     assert zetas and f"NTTGEN_GCC_OPAQUE({zetas[1]});" in src
-    assert "_mm256_set1_epi16(" + zetas[1] + "[" in src
+    assert "_mm256_set1_epi32(" + zetas[1] + "[" in src
     # NTRU Prime reads its twiddles as whole vectors, through plain pointers; only its
     # broadcast constants, read where used, are hidden (see test_const_loads.py)
     ntru = generate_ntru(NTRU_PRESETS["sntrup761"], "avx2").source

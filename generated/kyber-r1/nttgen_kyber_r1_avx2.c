@@ -232,9 +232,7 @@ static inline __m256i nttgen_kyber_r1_avx2_unzip32_hi(__m256i a, __m256i b) {
 // twiddles zeta_k = r^brv(k), Montgomery form, pairs (z, z*q^-1 mod beta), in consumption order: as
 //  lane vectors, or as one pair where all lanes share it (twiddles equal to 1 are not stored)
 // clang-format off
-NTTGEN_ALIGN(64) static const int16_t nttgen_kyber_r1_avx2_ntt_from_zetas[1072] = {
-    // pass 0: layer(s) 0
-    3777, 28865, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+NTTGEN_ALIGN(64) static const int16_t nttgen_kyber_r1_avx2_ntt_from_zetas[1024] = {
     // pass 1: layer(s) 1, 2, 3, 4, 5, 6, 7
     2816, 2816, 2816, 2816, 2816, 2816, 2816, 2816, -1525, -1525, -1525, -1525, -1525, -1525, -1525, -1525,
     2816, 2816, 2816, 2816, 2816, 2816, 2816, 2816, -20469, -20469, -20469, -20469, -20469, -20469, -20469, -20469,
@@ -300,8 +298,17 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_kyber_r1_avx2_ntt_from_zetas[1072] 
     -30255, 24530, -10179, -10802, 22764, 31518, 16715, 25648, 25179, -12449, -2858, 27730, 14138, -20759, 25733, 24232,
     -2230, 3177, -434, -1407, -1476, -3794, -2719, 3450, -124, -402, -1519, -1084, 2515, 2083, 2005, -3287,
     19274, -16791, -9650, -9087, -3524, -29394, -26783, -16006, -30844, 6766, -1007, 964, 20435, -4573, 4565, 9513,
-    -3182, -10350, 3625, 16425, -3696, 4496, 2456, 14744, -1100, -7244, 2194, -4974, 121, -11655, -2319, -18191,
-    834, 18242, -1701, 20315, -2250, -23754, 2876, 828, -2495, 22593, 1414, 20870, 0, 0, 0, 0,
+};
+// clang-format on
+
+// twiddles zeta_k = r^brv(k), Montgomery form, pairs (z, z*q^-1 mod beta), in consumption order: as
+//  lane vectors, or as one pair where all lanes share it (twiddles equal to 1 are not stored) (each
+//  entry in both halves of a word, for broadcasts of a word)
+// clang-format off
+NTTGEN_ALIGN(64) static const int32_t nttgen_kyber_r1_avx2_ntt_from_zetas_x2[30] = {
+    // pass 0: layer(s) 0
+    247533249, 1891725505, -208473198, -678242414, 237571625, 1076445225, -242159216, 294654352, 160958872, 966277528, -72025164, -474684492, 143788178, -325915502, 7929977, -763768199,
+    -151914767, -1192118031, 54657858, 1195525954, -111412901, 1331384155, -147392714, -1556700362, 188484412, 54264636, -163449279, 1480677441, 92669318, 1367757190,
 };
 // clang-format on
 
@@ -390,80 +397,6 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_kyber_r1_avx2_intt_twist[512] = {
 };
 // clang-format on
 
-// twiddles zeta_k = r^brv(k), Montgomery form, pairs (z, z*q^-1 mod beta), in consumption order: as
-//  lane vectors, or as one pair where all lanes share it (twiddles equal to 1 are not stored)
-// clang-format off
-NTTGEN_ALIGN(64) static const int16_t nttgen_kyber_r1_avx2_mul_core_zetas[1056] = {
-    // pass 0: layer(s) 0, 1, 2, 3, 4, 5, 6, 7
-    2816, 2816, 2816, 2816, 2816, 2816, 2816, 2816, -1525, -1525, -1525, -1525, -1525, -1525, -1525, -1525,
-    2816, 2816, 2816, 2816, 2816, 2816, 2816, 2816, -20469, -20469, -20469, -20469, -20469, -20469, -20469, -20469,
-    -1599, -1599, -1599, -1599, -1599, -1599, -1599, -1599, -2830, -2830, -2830, -2830, -2830, -2830, -2830, -2830,
-    23489, 23489, 23489, 23489, 23489, 23489, 23489, 23489, -26382, -26382, -26382, -26382, -26382, -26382, -26382, -26382,
-    -2237, -2237, -2237, -2237, -2237, -2237, -2237, -2237, 1296, 1296, 1296, 1296, 1296, 1296, 1296, 1296,
-    7491, 7491, 7491, 7491, 7491, 7491, 7491, 7491, 9488, 9488, 9488, 9488, 9488, 9488, 9488, 9488,
-    3706, 3706, 3706, 3706, 3706, 3706, 3706, 3706, 617, 617, 617, 617, 617, 617, 617, 617,
-    -15750, -15750, -15750, -15750, -15750, -15750, -15750, -15750, -19351, -19351, -19351, -19351, -19351, -19351, -19351, -19351,
-    -2088, -2088, -2088, -2088, -2088, -2088, -2088, -2088, -2557, -2557, -2557, -2557, -2557, -2557, -2557, -2557,
-    -22568, -22568, -22568, -22568, -22568, -22568, -22568, -22568, -25597, -25597, -25597, -25597, -25597, -25597, -25597, -25597,
-    1993, 1993, 1993, 1993, 1993, 1993, 1993, 1993, 3364, 3364, 3364, 3364, 3364, 3364, 3364, 3364,
-    31177, 31177, 31177, 31177, 31177, 31177, 31177, 31177, -10972, -10972, -10972, -10972, -10972, -10972, -10972, -10972,
-    1986, 1986, 1986, 1986, 1986, 1986, 1986, 1986, 1483, 1483, 1483, 1483, 1483, 1483, 1483, 1483,
-    19394, 19394, 19394, 19394, 19394, 19394, 19394, 19394, 15307, 15307, 15307, 15307, 15307, 15307, 15307, 15307,
-    -2006, -2006, -2006, -2006, -2006, -2006, -2006, -2006, 1921, 1921, 1921, 1921, 1921, 1921, 1921, 1921,
-    3114, 3114, 3114, 3114, 3114, 3114, 3114, 3114, -5759, -5759, -5759, -5759, -5759, -5759, -5759, -5759,
-    -3689, -3689, -438, -438, -3689, -3689, -438, -438, 3772, 3772, -1399, -1399, 3772, 3772, -1399, -1399,
-    16279, 16279, 21066, 21066, 16279, 16279, 21066, 21066, 1724, 1724, -4983, -4983, 1724, 1724, -4983, -4983,
-    -1738, -1738, -679, -679, -1738, -1738, -679, -679, -2535, -2535, 1321, 1321, -2535, -2535, 1321, 1321,
-    -23242, -23242, -28839, -28839, -23242, -23242, -28839, -28839, 2073, 2073, 14121, 14121, 2073, 2073, 14121, 14121,
-    810, 810, 396, 396, 810, 810, 396, 396, 1535, 1535, -103, -103, 1535, 1535, -103, -103,
-    5930, 5930, -26228, -26228, 5930, 5930, -26228, -26228, 9215, 9215, 4505, 4505, 9215, 9215, 4505, 4505,
-    1887, 1887, -3174, -3174, 1887, 1887, -3174, -3174, -549, -549, 2804, 2804, -549, -549, 2804, 2804,
-    -6817, -6817, -6246, -6246, -6817, -6817, -6246, -6246, 21467, 21467, 29428, 29428, 21467, 21467, 29428, 29428,
-    3266, 3266, -1305, -1305, 3266, 3266, -1305, -1305, -2440, -2440, 514, 514, -2440, -2440, 514, 514,
-    20674, 20674, -5913, -5913, 20674, 20674, -5913, -5913, -6536, -6536, -14846, -14846, -6536, -6536, -14846, -14846,
-    -3600, -3600, -1760, -1760, -3600, -3600, -1760, -1760, -2555, -2555, -2956, -2956, -2555, -2555, -2956, -2956,
-    -11792, -11792, 14624, 14624, -11792, -11792, 14624, 14624, 24581, 24581, 23668, 23668, 24581, 24581, 23668, 23668,
-    -638, -638, -3555, -3555, -638, -638, -3555, -3555, 3153, 3153, -2043, -2043, 3153, 3153, -2043, -2043,
-    -15998, -15998, -29667, -29667, -15998, -15998, -29667, -29667, -29103, -29103, 25093, 25093, -29103, -29103, 25093, 25093,
-    -7, -7, -1881, -1881, -7, -7, -1881, -1881, 2310, 2310, -1431, -1431, 2310, 2310, -1431, -1431,
-    -11783, -11783, 26279, 26279, -11783, -11783, 26279, 26279, 21766, 21766, -21399, -21399, 21766, 21766, -21399, -21399,
-    -1054, -1054, 2175, 2175, -3417, -3417, -1497, -1497, -1390, -1390, -2160, -2160, -1533, -1533, -1056, -1056,
-    32738, 32738, 9855, 9855, 24743, 24743, 26663, 26663, -8558, -8558, 6032, 6032, -24573, -24573, -17440, -17440,
-    -3456, -3456, 3692, 3692, 2919, 2919, -3145, -3145, 3750, 3750, -859, -859, -727, -727, 1799, 1799,
-    -3456, -3456, 26220, 26220, -1689, -1689, -32329, -32329, -25946, -25946, -22875, -22875, 12073, 12073, 13575, 13575,
-    1698, 1698, 373, 373, -194, -194, 2572, 2572, 1598, 1598, 2649, 2649, 1464, 1464, 783, 783,
-    2722, 2722, 19317, 19317, -17602, -17602, -24052, -24052, -15810, -15810, -25511, -25511, 30136, 30136, 16655, 16655,
-    1166, 1166, -730, -730, 2789, 2789, 1350, 1350, 2762, 2762, 2579, 2579, 1521, 1521, -2665, -2665,
-    24718, 24718, -30426, -30426, 13541, 13541, -11962, -11962, 24266, 24266, -12269, -12269, -14351, -14351, 17303, 17303,
-    2426, 2426, -1756, -1756, 3405, 3405, -2224, -2224, 2835, 2835, 1532, 1532, 1386, 1386, 3480, 3480,
-    -17030, -17030, -16092, -16092, 1869, 1869, -26800, -26800, -12013, -12013, 32252, 32252, -26262, -26262, 15768, 15768,
-    915, 915, -2391, -2391, -2113, -2113, -1681, -1681, -2233, -2233, -486, -486, -921, -921, -3310, -3310,
-    -13933, -13933, 10409, 10409, -27201, -27201, -2193, -2193, -23225, -23225, -3558, -3558, -5529, -5529, -10478, -10478,
-    3831, 3831, 3135, 3135, 2385, 2385, -3588, -3588, 2764, 2764, 1919, 1919, -3428, -3428, 2133, 2133,
-    7415, 7415, -21953, -21953, -29871, -29871, 27132, 27132, 8908, 8908, 9599, 9599, -21860, -21860, 4693, 4693,
-    -2, -2, 660, 660, -2732, -2732, 2883, 2883, 3816, 3816, 404, 404, -2743, -2743, -1168, -1168,
-    15358, 15358, -21868, -21868, 7508, 7508, 12611, 12611, -8472, -8472, -22124, -22124, 26441, 26441, -9360, -9360,
-    -17, -179, 1712, 3568, -2071, -2378, 3434, -2247, 3781, 3214, -1689, -2874, -3408, -642, -3343, 3657,
-    -529, -1715, 26288, -4624, -22039, -23882, -24214, 18745, -1851, 26766, -6297, -16186, 21168, 14718, -19215, -32695,
-    1278, 2161, -3547, 1509, 715, 1203, 2998, 1295, -3208, 3723, -893, 1441, -1338, 370, 2812, 692,
-    16638, -13711, -25563, 12261, 14539, 2739, -18506, 17167, -7304, -15221, -23933, 10145, -14650, -23182, -32004, -5452,
-    2422, -2059, 2786, 3581, -436, 3542, 2340, 1144, 796, -3366, 2070, 1012, -1526, -2965, 509, -3677,
-    13686, 16885, -28958, 26621, 5708, -1578, -11996, -2952, -17636, 26330, 29718, 27636, -12790, 27243, 23549, -10333,
-    -1348, 2072, -1151, 2339, -658, -151, 3461, -3770, 2963, -429, -188, -3335, -2303, 3312, 592, 2167,
-    -3396, 14360, -8831, -4317, 6510, -20119, 30597, -17082, -11885, 17491, 1860, -15111, -9983, -4880, -23984, 5751,
-    3744, -1242, -222, -3693, 1121, 2767, -3550, -2589, -2258, 3334, -777, -1404, 83, -1837, 2937, 2460,
-    20128, -30938, 802, -18541, -22943, -14129, -2526, 23523, -27858, 22790, 2807, -32124, 18003, 16083, -8839, -15972,
-    929, 1649, 1779, 2918, 670, 1181, -3314, -2815, -589, 1931, 2386, 2532, 2345, 293, 3763, 1669,
-    9633, -14223, -29453, 5990, 32414, -24931, 20238, -10495, 947, -17013, 27986, 20964, 15145, -21723, 5299, 28805,
-    2001, -1070, -451, -1586, 236, -226, 2891, 1072, 3163, -3745, 2262, 2130, 826, -791, -1403, 3752,
-    -30255, 24530, -10179, -10802, 22764, 31518, 16715, 25648, 25179, -12449, -2858, 27730, 14138, -20759, 25733, 24232,
-    -2230, 3177, -434, -1407, -1476, -3794, -2719, 3450, -124, -402, -1519, -1084, 2515, 2083, 2005, -3287,
-    19274, -16791, -9650, -9087, -3524, -29394, -26783, -16006, -30844, 6766, -1007, 964, 20435, -4573, 4565, 9513,
-    3777, 28865, -3182, -10350, 3625, 16425, -3696, 4496, 2456, 14744, -1100, -7244, 2194, -4974, 121, -11655,
-    -2319, -18191, 834, 18242, -1701, 20315, -2250, -23754, 2876, 828, -2495, 22593, 1414, 20870, 0, 0,
-};
-// clang-format on
-
 /*
  * forward NTT from a to r (polymul's helper)
  *
@@ -474,14 +407,15 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_kyber_r1_avx2_mul_core_zetas[1056] 
  * Ops per call: load 126, store 32, add 64, sub 64, montmul 64, barrett 8, shuffle 24, zip 8
  */
 static NTTGEN_NOINLINE void nttgen_kyber_r1_avx2_ntt_from(int16_t r[256], const int16_t a[256]) {
-    const int16_t *zetas_0 = nttgen_kyber_r1_avx2_ntt_from_zetas;
-    NTTGEN_GCC_OPAQUE(zetas_0);
+    const int32_t *zetas_x2_0 = nttgen_kyber_r1_avx2_ntt_from_zetas_x2;
+    NTTGEN_GCC_OPAQUE(zetas_x2_0);
+    const int16_t *const zetas_0 = nttgen_kyber_r1_avx2_ntt_from_zetas;
 #ifdef NTTGEN_DEBUG
     nttgen_kyber_r1_avx2_assert_range(a, 256, -7680, 7680);
 #endif
     // layers 0: 8 register(s) per chunk
-    const __m256i zeta_0 = _mm256_set1_epi16(zetas_0[0]);
-    const __m256i zetaqinv_0 = _mm256_set1_epi16(zetas_0[1]);
+    const __m256i zeta_0 = _mm256_set1_epi32(zetas_x2_0[0]);
+    const __m256i zetaqinv_0 = _mm256_set1_epi32(zetas_x2_0[1]);
     const __m256i x_0 = _mm256_loadu_si256((const __m256i *)&a[128]);
     const __m256i x_1 = _mm256_loadu_si256((const __m256i *)&a[192]);
     const __m256i x_2 = _mm256_loadu_si256((const __m256i *)&a[160]);
@@ -547,10 +481,10 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_avx2_ntt_from(int16_t r[256], const 
     _mm256_storeu_si256((__m256i *)&r[112], x_30);
     _mm256_storeu_si256((__m256i *)&r[240], x_31);
     // layers 1, 2, 3, 4, 5, 6, 7: 16 register(s) per chunk
-    const __m256i zeta_1 = _mm256_set1_epi16(zetas_0[1040]);
-    const __m256i zetaqinv_1 = _mm256_set1_epi16(zetas_0[1041]);
-    const __m256i zeta_2 = _mm256_set1_epi16(zetas_0[1042]);
-    const __m256i zetaqinv_2 = _mm256_set1_epi16(zetas_0[1043]);
+    const __m256i zeta_1 = _mm256_set1_epi32(zetas_x2_0[2]);
+    const __m256i zetaqinv_1 = _mm256_set1_epi32(zetas_x2_0[3]);
+    const __m256i zeta_2 = _mm256_set1_epi32(zetas_x2_0[4]);
+    const __m256i zetaqinv_2 = _mm256_set1_epi32(zetas_x2_0[5]);
     const __m256i x_32 = _mm256_loadu_si256((const __m256i *)&r[112]);
     const __m256i x_33 = _mm256_loadu_si256((const __m256i *)&r[240]);
     const __m256i pin_8 = nttgen_kyber_r1_avx2_keep(x_32);
@@ -563,14 +497,14 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_avx2_ntt_from(int16_t r[256], const 
     const __m256i x_37 = _mm256_loadu_si256((const __m256i *)&r[208]);
     const __m256i x_38 = _mm256_loadu_si256((const __m256i *)&r[48]);
     const __m256i x_39 = _mm256_loadu_si256((const __m256i *)&r[176]);
-    const __m256i zeta_3 = _mm256_set1_epi16(zetas_0[1044]);
-    const __m256i zetaqinv_3 = _mm256_set1_epi16(zetas_0[1045]);
-    const __m256i zeta_4 = _mm256_set1_epi16(zetas_0[1046]);
-    const __m256i zetaqinv_4 = _mm256_set1_epi16(zetas_0[1047]);
-    const __m256i zeta_5 = _mm256_set1_epi16(zetas_0[1048]);
-    const __m256i zetaqinv_5 = _mm256_set1_epi16(zetas_0[1049]);
-    const __m256i zeta_6 = _mm256_set1_epi16(zetas_0[1050]);
-    const __m256i zetaqinv_6 = _mm256_set1_epi16(zetas_0[1051]);
+    const __m256i zeta_3 = _mm256_set1_epi32(zetas_x2_0[6]);
+    const __m256i zetaqinv_3 = _mm256_set1_epi32(zetas_x2_0[7]);
+    const __m256i zeta_4 = _mm256_set1_epi32(zetas_x2_0[8]);
+    const __m256i zetaqinv_4 = _mm256_set1_epi32(zetas_x2_0[9]);
+    const __m256i zeta_5 = _mm256_set1_epi32(zetas_x2_0[10]);
+    const __m256i zetaqinv_5 = _mm256_set1_epi32(zetas_x2_0[11]);
+    const __m256i zeta_6 = _mm256_set1_epi32(zetas_x2_0[12]);
+    const __m256i zetaqinv_6 = _mm256_set1_epi32(zetas_x2_0[13]);
     const __m256i pin_10 = nttgen_kyber_r1_avx2_keep(x_34);
     const __m256i t_10 = nttgen_kyber_r1_avx2_montmul(pin_10, zeta_1, zetaqinv_1);
     const __m256i pin_11 = nttgen_kyber_r1_avx2_keep(x_35);
@@ -591,92 +525,92 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_avx2_ntt_from(int16_t r[256], const 
     const __m256i x_45 = _mm256_loadu_si256((const __m256i *)&r[192]);
     const __m256i x_46 = _mm256_loadu_si256((const __m256i *)&r[32]);
     const __m256i x_47 = _mm256_loadu_si256((const __m256i *)&r[160]);
-    const __m256i zeta_7 = _mm256_set1_epi16(zetas_0[1052]);
-    const __m256i zetaqinv_7 = _mm256_set1_epi16(zetas_0[1053]);
-    const __m256i zeta_8 = _mm256_set1_epi16(zetas_0[1054]);
-    const __m256i zetaqinv_8 = _mm256_set1_epi16(zetas_0[1055]);
-    const __m256i zeta_9 = _mm256_set1_epi16(zetas_0[1056]);
-    const __m256i zetaqinv_9 = _mm256_set1_epi16(zetas_0[1057]);
-    const __m256i zeta_10 = _mm256_set1_epi16(zetas_0[1058]);
-    const __m256i zetaqinv_10 = _mm256_set1_epi16(zetas_0[1059]);
-    const __m256i zeta_11 = _mm256_set1_epi16(zetas_0[1060]);
-    const __m256i zetaqinv_11 = _mm256_set1_epi16(zetas_0[1061]);
-    const __m256i zeta_12 = _mm256_set1_epi16(zetas_0[1062]);
-    const __m256i zetaqinv_12 = _mm256_set1_epi16(zetas_0[1063]);
-    const __m256i zeta_13 = _mm256_set1_epi16(zetas_0[1064]);
-    const __m256i zetaqinv_13 = _mm256_set1_epi16(zetas_0[1065]);
-    const __m256i zeta_14 = _mm256_set1_epi16(zetas_0[1066]);
+    const __m256i zeta_7 = _mm256_set1_epi32(zetas_x2_0[14]);
+    const __m256i zetaqinv_7 = _mm256_set1_epi32(zetas_x2_0[15]);
+    const __m256i zeta_8 = _mm256_set1_epi32(zetas_x2_0[16]);
+    const __m256i zetaqinv_8 = _mm256_set1_epi32(zetas_x2_0[17]);
+    const __m256i zeta_9 = _mm256_set1_epi32(zetas_x2_0[18]);
+    const __m256i zetaqinv_9 = _mm256_set1_epi32(zetas_x2_0[19]);
+    const __m256i zeta_10 = _mm256_set1_epi32(zetas_x2_0[20]);
+    const __m256i zetaqinv_10 = _mm256_set1_epi32(zetas_x2_0[21]);
+    const __m256i zeta_11 = _mm256_set1_epi32(zetas_x2_0[22]);
+    const __m256i zetaqinv_11 = _mm256_set1_epi32(zetas_x2_0[23]);
+    const __m256i zeta_12 = _mm256_set1_epi32(zetas_x2_0[24]);
+    const __m256i zetaqinv_12 = _mm256_set1_epi32(zetas_x2_0[25]);
+    const __m256i zeta_13 = _mm256_set1_epi32(zetas_x2_0[26]);
+    const __m256i zetaqinv_13 = _mm256_set1_epi32(zetas_x2_0[27]);
     goto part_1;
 part_1:;
-    const __m256i zetaqinv_14 = _mm256_set1_epi16(zetas_0[1067]);
+    const __m256i zeta_14 = _mm256_set1_epi32(zetas_x2_0[28]);
+    const __m256i zetaqinv_14 = _mm256_set1_epi32(zetas_x2_0[29]);
     const __m256i pin_14 = nttgen_kyber_r1_avx2_keep(x_44);
     const __m256i t_18 = nttgen_kyber_r1_avx2_montmul(pin_14, zeta_1, zetaqinv_1);
     const __m256i pin_15 = nttgen_kyber_r1_avx2_keep(x_45);
     const __m256i t_19 = nttgen_kyber_r1_avx2_montmul(pin_15, zeta_2, zetaqinv_2);
-    const __m256i zeta_15 = _mm256_load_si256((const __m256i *)&zetas_0[16]);
-    const __m256i zetaqinv_15 = _mm256_load_si256((const __m256i *)&zetas_0[32]);
-    const __m256i zeta_16 = _mm256_load_si256((const __m256i *)&zetas_0[48]);
-    const __m256i zetaqinv_16 = _mm256_load_si256((const __m256i *)&zetas_0[64]);
-    const __m256i zeta_17 = _mm256_load_si256((const __m256i *)&zetas_0[80]);
-    const __m256i zetaqinv_17 = _mm256_load_si256((const __m256i *)&zetas_0[96]);
-    const __m256i zeta_18 = _mm256_load_si256((const __m256i *)&zetas_0[112]);
-    const __m256i zetaqinv_18 = _mm256_load_si256((const __m256i *)&zetas_0[128]);
-    const __m256i zeta_19 = _mm256_load_si256((const __m256i *)&zetas_0[144]);
-    const __m256i zetaqinv_19 = _mm256_load_si256((const __m256i *)&zetas_0[160]);
-    const __m256i zeta_20 = _mm256_load_si256((const __m256i *)&zetas_0[176]);
-    const __m256i zetaqinv_20 = _mm256_load_si256((const __m256i *)&zetas_0[192]);
-    const __m256i zeta_21 = _mm256_load_si256((const __m256i *)&zetas_0[208]);
-    const __m256i zetaqinv_21 = _mm256_load_si256((const __m256i *)&zetas_0[224]);
-    const __m256i zeta_22 = _mm256_load_si256((const __m256i *)&zetas_0[240]);
-    const __m256i zetaqinv_22 = _mm256_load_si256((const __m256i *)&zetas_0[256]);
-    const __m256i zeta_23 = _mm256_load_si256((const __m256i *)&zetas_0[272]);
-    const __m256i zetaqinv_23 = _mm256_load_si256((const __m256i *)&zetas_0[288]);
-    const __m256i zeta_24 = _mm256_load_si256((const __m256i *)&zetas_0[304]);
-    const __m256i zetaqinv_24 = _mm256_load_si256((const __m256i *)&zetas_0[320]);
-    const __m256i zeta_25 = _mm256_load_si256((const __m256i *)&zetas_0[336]);
-    const __m256i zetaqinv_25 = _mm256_load_si256((const __m256i *)&zetas_0[352]);
-    const __m256i zeta_26 = _mm256_load_si256((const __m256i *)&zetas_0[368]);
-    const __m256i zetaqinv_26 = _mm256_load_si256((const __m256i *)&zetas_0[384]);
-    const __m256i zeta_27 = _mm256_load_si256((const __m256i *)&zetas_0[400]);
-    const __m256i zetaqinv_27 = _mm256_load_si256((const __m256i *)&zetas_0[416]);
-    const __m256i zeta_28 = _mm256_load_si256((const __m256i *)&zetas_0[432]);
-    const __m256i zetaqinv_28 = _mm256_load_si256((const __m256i *)&zetas_0[448]);
-    const __m256i zeta_29 = _mm256_load_si256((const __m256i *)&zetas_0[464]);
-    const __m256i zetaqinv_29 = _mm256_load_si256((const __m256i *)&zetas_0[480]);
-    const __m256i zeta_30 = _mm256_load_si256((const __m256i *)&zetas_0[496]);
-    const __m256i zetaqinv_30 = _mm256_load_si256((const __m256i *)&zetas_0[512]);
-    const __m256i zeta_31 = _mm256_load_si256((const __m256i *)&zetas_0[528]);
-    const __m256i zetaqinv_31 = _mm256_load_si256((const __m256i *)&zetas_0[544]);
-    const __m256i zeta_32 = _mm256_load_si256((const __m256i *)&zetas_0[560]);
-    const __m256i zetaqinv_32 = _mm256_load_si256((const __m256i *)&zetas_0[576]);
-    const __m256i zeta_33 = _mm256_load_si256((const __m256i *)&zetas_0[592]);
-    const __m256i zetaqinv_33 = _mm256_load_si256((const __m256i *)&zetas_0[608]);
-    const __m256i zeta_34 = _mm256_load_si256((const __m256i *)&zetas_0[624]);
-    const __m256i zetaqinv_34 = _mm256_load_si256((const __m256i *)&zetas_0[640]);
-    const __m256i zeta_35 = _mm256_load_si256((const __m256i *)&zetas_0[656]);
-    const __m256i zetaqinv_35 = _mm256_load_si256((const __m256i *)&zetas_0[672]);
-    const __m256i zeta_36 = _mm256_load_si256((const __m256i *)&zetas_0[688]);
-    const __m256i zetaqinv_36 = _mm256_load_si256((const __m256i *)&zetas_0[704]);
-    const __m256i zeta_37 = _mm256_load_si256((const __m256i *)&zetas_0[720]);
-    const __m256i zetaqinv_37 = _mm256_load_si256((const __m256i *)&zetas_0[736]);
-    const __m256i zeta_38 = _mm256_load_si256((const __m256i *)&zetas_0[752]);
-    const __m256i zetaqinv_38 = _mm256_load_si256((const __m256i *)&zetas_0[768]);
-    const __m256i zeta_39 = _mm256_load_si256((const __m256i *)&zetas_0[784]);
-    const __m256i zetaqinv_39 = _mm256_load_si256((const __m256i *)&zetas_0[800]);
-    const __m256i zeta_40 = _mm256_load_si256((const __m256i *)&zetas_0[816]);
-    const __m256i zetaqinv_40 = _mm256_load_si256((const __m256i *)&zetas_0[832]);
-    const __m256i zeta_41 = _mm256_load_si256((const __m256i *)&zetas_0[848]);
-    const __m256i zetaqinv_41 = _mm256_load_si256((const __m256i *)&zetas_0[864]);
-    const __m256i zeta_42 = _mm256_load_si256((const __m256i *)&zetas_0[880]);
-    const __m256i zetaqinv_42 = _mm256_load_si256((const __m256i *)&zetas_0[896]);
-    const __m256i zeta_43 = _mm256_load_si256((const __m256i *)&zetas_0[912]);
-    const __m256i zetaqinv_43 = _mm256_load_si256((const __m256i *)&zetas_0[928]);
-    const __m256i zeta_44 = _mm256_load_si256((const __m256i *)&zetas_0[944]);
-    const __m256i zetaqinv_44 = _mm256_load_si256((const __m256i *)&zetas_0[960]);
-    const __m256i zeta_45 = _mm256_load_si256((const __m256i *)&zetas_0[976]);
-    const __m256i zetaqinv_45 = _mm256_load_si256((const __m256i *)&zetas_0[992]);
-    const __m256i zeta_46 = _mm256_load_si256((const __m256i *)&zetas_0[1008]);
-    const __m256i zetaqinv_46 = _mm256_load_si256((const __m256i *)&zetas_0[1024]);
+    const __m256i zeta_15 = _mm256_load_si256((const __m256i *)&zetas_0[0]);
+    const __m256i zetaqinv_15 = _mm256_load_si256((const __m256i *)&zetas_0[16]);
+    const __m256i zeta_16 = _mm256_load_si256((const __m256i *)&zetas_0[32]);
+    const __m256i zetaqinv_16 = _mm256_load_si256((const __m256i *)&zetas_0[48]);
+    const __m256i zeta_17 = _mm256_load_si256((const __m256i *)&zetas_0[64]);
+    const __m256i zetaqinv_17 = _mm256_load_si256((const __m256i *)&zetas_0[80]);
+    const __m256i zeta_18 = _mm256_load_si256((const __m256i *)&zetas_0[96]);
+    const __m256i zetaqinv_18 = _mm256_load_si256((const __m256i *)&zetas_0[112]);
+    const __m256i zeta_19 = _mm256_load_si256((const __m256i *)&zetas_0[128]);
+    const __m256i zetaqinv_19 = _mm256_load_si256((const __m256i *)&zetas_0[144]);
+    const __m256i zeta_20 = _mm256_load_si256((const __m256i *)&zetas_0[160]);
+    const __m256i zetaqinv_20 = _mm256_load_si256((const __m256i *)&zetas_0[176]);
+    const __m256i zeta_21 = _mm256_load_si256((const __m256i *)&zetas_0[192]);
+    const __m256i zetaqinv_21 = _mm256_load_si256((const __m256i *)&zetas_0[208]);
+    const __m256i zeta_22 = _mm256_load_si256((const __m256i *)&zetas_0[224]);
+    const __m256i zetaqinv_22 = _mm256_load_si256((const __m256i *)&zetas_0[240]);
+    const __m256i zeta_23 = _mm256_load_si256((const __m256i *)&zetas_0[256]);
+    const __m256i zetaqinv_23 = _mm256_load_si256((const __m256i *)&zetas_0[272]);
+    const __m256i zeta_24 = _mm256_load_si256((const __m256i *)&zetas_0[288]);
+    const __m256i zetaqinv_24 = _mm256_load_si256((const __m256i *)&zetas_0[304]);
+    const __m256i zeta_25 = _mm256_load_si256((const __m256i *)&zetas_0[320]);
+    const __m256i zetaqinv_25 = _mm256_load_si256((const __m256i *)&zetas_0[336]);
+    const __m256i zeta_26 = _mm256_load_si256((const __m256i *)&zetas_0[352]);
+    const __m256i zetaqinv_26 = _mm256_load_si256((const __m256i *)&zetas_0[368]);
+    const __m256i zeta_27 = _mm256_load_si256((const __m256i *)&zetas_0[384]);
+    const __m256i zetaqinv_27 = _mm256_load_si256((const __m256i *)&zetas_0[400]);
+    const __m256i zeta_28 = _mm256_load_si256((const __m256i *)&zetas_0[416]);
+    const __m256i zetaqinv_28 = _mm256_load_si256((const __m256i *)&zetas_0[432]);
+    const __m256i zeta_29 = _mm256_load_si256((const __m256i *)&zetas_0[448]);
+    const __m256i zetaqinv_29 = _mm256_load_si256((const __m256i *)&zetas_0[464]);
+    const __m256i zeta_30 = _mm256_load_si256((const __m256i *)&zetas_0[480]);
+    const __m256i zetaqinv_30 = _mm256_load_si256((const __m256i *)&zetas_0[496]);
+    const __m256i zeta_31 = _mm256_load_si256((const __m256i *)&zetas_0[512]);
+    const __m256i zetaqinv_31 = _mm256_load_si256((const __m256i *)&zetas_0[528]);
+    const __m256i zeta_32 = _mm256_load_si256((const __m256i *)&zetas_0[544]);
+    const __m256i zetaqinv_32 = _mm256_load_si256((const __m256i *)&zetas_0[560]);
+    const __m256i zeta_33 = _mm256_load_si256((const __m256i *)&zetas_0[576]);
+    const __m256i zetaqinv_33 = _mm256_load_si256((const __m256i *)&zetas_0[592]);
+    const __m256i zeta_34 = _mm256_load_si256((const __m256i *)&zetas_0[608]);
+    const __m256i zetaqinv_34 = _mm256_load_si256((const __m256i *)&zetas_0[624]);
+    const __m256i zeta_35 = _mm256_load_si256((const __m256i *)&zetas_0[640]);
+    const __m256i zetaqinv_35 = _mm256_load_si256((const __m256i *)&zetas_0[656]);
+    const __m256i zeta_36 = _mm256_load_si256((const __m256i *)&zetas_0[672]);
+    const __m256i zetaqinv_36 = _mm256_load_si256((const __m256i *)&zetas_0[688]);
+    const __m256i zeta_37 = _mm256_load_si256((const __m256i *)&zetas_0[704]);
+    const __m256i zetaqinv_37 = _mm256_load_si256((const __m256i *)&zetas_0[720]);
+    const __m256i zeta_38 = _mm256_load_si256((const __m256i *)&zetas_0[736]);
+    const __m256i zetaqinv_38 = _mm256_load_si256((const __m256i *)&zetas_0[752]);
+    const __m256i zeta_39 = _mm256_load_si256((const __m256i *)&zetas_0[768]);
+    const __m256i zetaqinv_39 = _mm256_load_si256((const __m256i *)&zetas_0[784]);
+    const __m256i zeta_40 = _mm256_load_si256((const __m256i *)&zetas_0[800]);
+    const __m256i zetaqinv_40 = _mm256_load_si256((const __m256i *)&zetas_0[816]);
+    const __m256i zeta_41 = _mm256_load_si256((const __m256i *)&zetas_0[832]);
+    const __m256i zetaqinv_41 = _mm256_load_si256((const __m256i *)&zetas_0[848]);
+    const __m256i zeta_42 = _mm256_load_si256((const __m256i *)&zetas_0[864]);
+    const __m256i zetaqinv_42 = _mm256_load_si256((const __m256i *)&zetas_0[880]);
+    const __m256i zeta_43 = _mm256_load_si256((const __m256i *)&zetas_0[896]);
+    const __m256i zetaqinv_43 = _mm256_load_si256((const __m256i *)&zetas_0[912]);
+    const __m256i zeta_44 = _mm256_load_si256((const __m256i *)&zetas_0[928]);
+    const __m256i zetaqinv_44 = _mm256_load_si256((const __m256i *)&zetas_0[944]);
+    const __m256i zeta_45 = _mm256_load_si256((const __m256i *)&zetas_0[960]);
+    const __m256i zetaqinv_45 = _mm256_load_si256((const __m256i *)&zetas_0[976]);
+    const __m256i zeta_46 = _mm256_load_si256((const __m256i *)&zetas_0[992]);
+    const __m256i zetaqinv_46 = _mm256_load_si256((const __m256i *)&zetas_0[1008]);
     const __m256i x_48 = _mm256_loadu_si256((const __m256i *)&r[16]);
     const __m256i x_49 = _mm256_loadu_si256((const __m256i *)&r[144]);
     const __m256i x_50 = _mm256_add_epi16(x_46, t_10);
@@ -735,9 +669,9 @@ part_1:;
     const __m256i x_89 = _mm256_sub_epi16(x_76, t_28);
     const __m256i x_90 = _mm256_add_epi16(x_78, t_30);
     const __m256i x_91 = _mm256_sub_epi16(x_78, t_30);
-    const __m256i x_92 = _mm256_inserti128_si256(x_88, _mm256_castsi256_si128(x_90), 1);
     goto part_2;
 part_2:;
+    const __m256i x_92 = _mm256_inserti128_si256(x_88, _mm256_castsi256_si128(x_90), 1);
     const __m256i x_93 = _mm256_permute2x128_si256(x_88, x_90, 49);
     const __m256i x_94 = _mm256_inserti128_si256(x_89, _mm256_castsi256_si128(x_91), 1);
     const __m256i x_95 = _mm256_permute2x128_si256(x_89, x_91, 49);
@@ -865,9 +799,9 @@ part_2:;
     const __m256i x_187 = nttgen_kyber_r1_avx2_ilv16_hi(x_176, x_184);
     const __m256i x_188 = nttgen_kyber_r1_avx2_ilv16_lo(x_177, x_185);
     const __m256i x_189 = nttgen_kyber_r1_avx2_ilv16_hi(x_177, x_185);
-    const __m256i t_56 = nttgen_kyber_r1_avx2_montmul(x_187, zeta_39, zetaqinv_39);
     goto part_3;
 part_3:;
+    const __m256i t_56 = nttgen_kyber_r1_avx2_montmul(x_187, zeta_39, zetaqinv_39);
     const __m256i t_57 = nttgen_kyber_r1_avx2_montmul(x_189, zeta_43, zetaqinv_43);
     const __m256i x_190 = _mm256_add_epi16(x_172, t_54);
     const __m256i x_191 = _mm256_sub_epi16(x_172, t_54);
@@ -2151,8 +2085,9 @@ void nttgen_kyber_r1_avx2_from_standard(int16_t a[256]) {
  *   16, cond_add_q 16, shuffle 48, zip 16
  */
 static NTTGEN_NOINLINE void nttgen_kyber_r1_avx2_mul_core(int16_t r[256], const int16_t b[256]) {
-    const int16_t *zetas_0 = nttgen_kyber_r1_avx2_mul_core_zetas;
-    NTTGEN_GCC_OPAQUE(zetas_0);
+    const int32_t *zetas_x2_0 = nttgen_kyber_r1_avx2_ntt_from_zetas_x2;
+    NTTGEN_GCC_OPAQUE(zetas_x2_0);
+    const int16_t *const zetas_0 = nttgen_kyber_r1_avx2_ntt_from_zetas;
     const int16_t *const zetas_dit_0 = nttgen_kyber_r1_avx2_intt_zetas_dit;
     const int16_t *const twist_0 = nttgen_kyber_r1_avx2_intt_twist;
 #ifdef NTTGEN_DEBUG
@@ -2161,8 +2096,8 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_avx2_mul_core(int16_t r[256], const 
 #endif
     // layers 0, 1, 2, 3, 4, 5, 6, 7: 16 register(s) per chunk
     // inverse layers 0, 1, 2, 3, 4, 5, 6, 7: 16 register(s) per chunk
-    const __m256i zeta_0 = _mm256_set1_epi16(zetas_0[1024]);
-    const __m256i zetaqinv_0 = _mm256_set1_epi16(zetas_0[1025]);
+    const __m256i zeta_0 = _mm256_set1_epi32(zetas_x2_0[0]);
+    const __m256i zetaqinv_0 = _mm256_set1_epi32(zetas_x2_0[1]);
     const __m256i x_0 = _mm256_loadu_si256((const __m256i *)&b[240]);
     const __m256i pin_0 = nttgen_kyber_r1_avx2_keep(x_0);
     const __m256i t_0 = nttgen_kyber_r1_avx2_montmul(pin_0, zeta_0, zetaqinv_0);
@@ -2170,10 +2105,10 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_avx2_mul_core(int16_t r[256], const 
     const __m256i x_2 = _mm256_loadu_si256((const __m256i *)&b[208]);
     const __m256i x_3 = _mm256_loadu_si256((const __m256i *)&b[176]);
     const __m256i x_4 = _mm256_loadu_si256((const __m256i *)&b[112]);
-    const __m256i zeta_1 = _mm256_set1_epi16(zetas_0[1026]);
-    const __m256i zetaqinv_1 = _mm256_set1_epi16(zetas_0[1027]);
-    const __m256i zeta_2 = _mm256_set1_epi16(zetas_0[1028]);
-    const __m256i zetaqinv_2 = _mm256_set1_epi16(zetas_0[1029]);
+    const __m256i zeta_1 = _mm256_set1_epi32(zetas_x2_0[2]);
+    const __m256i zetaqinv_1 = _mm256_set1_epi32(zetas_x2_0[3]);
+    const __m256i zeta_2 = _mm256_set1_epi32(zetas_x2_0[4]);
+    const __m256i zetaqinv_2 = _mm256_set1_epi32(zetas_x2_0[5]);
     const __m256i pin_1 = nttgen_kyber_r1_avx2_keep(x_1);
     const __m256i t_1 = nttgen_kyber_r1_avx2_montmul(pin_1, zeta_0, zetaqinv_0);
     const __m256i pin_2 = nttgen_kyber_r1_avx2_keep(x_2);
@@ -2190,14 +2125,14 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_avx2_mul_core(int16_t r[256], const 
     const __m256i x_10 = _mm256_loadu_si256((const __m256i *)&b[144]);
     const __m256i x_11 = _mm256_loadu_si256((const __m256i *)&b[80]);
     const __m256i x_12 = _mm256_loadu_si256((const __m256i *)&b[48]);
-    const __m256i zeta_3 = _mm256_set1_epi16(zetas_0[1030]);
-    const __m256i zetaqinv_3 = _mm256_set1_epi16(zetas_0[1031]);
-    const __m256i zeta_4 = _mm256_set1_epi16(zetas_0[1032]);
-    const __m256i zetaqinv_4 = _mm256_set1_epi16(zetas_0[1033]);
-    const __m256i zeta_5 = _mm256_set1_epi16(zetas_0[1034]);
-    const __m256i zetaqinv_5 = _mm256_set1_epi16(zetas_0[1035]);
-    const __m256i zeta_6 = _mm256_set1_epi16(zetas_0[1036]);
-    const __m256i zetaqinv_6 = _mm256_set1_epi16(zetas_0[1037]);
+    const __m256i zeta_3 = _mm256_set1_epi32(zetas_x2_0[6]);
+    const __m256i zetaqinv_3 = _mm256_set1_epi32(zetas_x2_0[7]);
+    const __m256i zeta_4 = _mm256_set1_epi32(zetas_x2_0[8]);
+    const __m256i zetaqinv_4 = _mm256_set1_epi32(zetas_x2_0[9]);
+    const __m256i zeta_5 = _mm256_set1_epi32(zetas_x2_0[10]);
+    const __m256i zetaqinv_5 = _mm256_set1_epi32(zetas_x2_0[11]);
+    const __m256i zeta_6 = _mm256_set1_epi32(zetas_x2_0[12]);
+    const __m256i zetaqinv_6 = _mm256_set1_epi32(zetas_x2_0[13]);
     const __m256i pin_4 = nttgen_kyber_r1_avx2_keep(x_7);
     const __m256i t_6 = nttgen_kyber_r1_avx2_montmul(pin_4, zeta_0, zetaqinv_0);
     const __m256i pin_5 = nttgen_kyber_r1_avx2_keep(x_8);
@@ -2223,22 +2158,22 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_avx2_mul_core(int16_t r[256], const 
     const __m256i t_15 = nttgen_kyber_r1_avx2_montmul(x_20, zeta_5, zetaqinv_5);
     const __m256i t_16 = nttgen_kyber_r1_avx2_montmul(x_22, zeta_6, zetaqinv_6);
     const __m256i x_23 = _mm256_loadu_si256((const __m256i *)&b[128]);
-    const __m256i zeta_7 = _mm256_set1_epi16(zetas_0[1038]);
-    const __m256i zetaqinv_7 = _mm256_set1_epi16(zetas_0[1039]);
-    const __m256i zeta_8 = _mm256_set1_epi16(zetas_0[1040]);
-    const __m256i zetaqinv_8 = _mm256_set1_epi16(zetas_0[1041]);
-    const __m256i zeta_9 = _mm256_set1_epi16(zetas_0[1042]);
-    const __m256i zetaqinv_9 = _mm256_set1_epi16(zetas_0[1043]);
-    const __m256i zeta_10 = _mm256_set1_epi16(zetas_0[1044]);
-    const __m256i zetaqinv_10 = _mm256_set1_epi16(zetas_0[1045]);
-    const __m256i zeta_11 = _mm256_set1_epi16(zetas_0[1046]);
-    const __m256i zetaqinv_11 = _mm256_set1_epi16(zetas_0[1047]);
-    const __m256i zeta_12 = _mm256_set1_epi16(zetas_0[1048]);
-    const __m256i zetaqinv_12 = _mm256_set1_epi16(zetas_0[1049]);
-    const __m256i zeta_13 = _mm256_set1_epi16(zetas_0[1050]);
-    const __m256i zetaqinv_13 = _mm256_set1_epi16(zetas_0[1051]);
-    const __m256i zeta_14 = _mm256_set1_epi16(zetas_0[1052]);
-    const __m256i zetaqinv_14 = _mm256_set1_epi16(zetas_0[1053]);
+    const __m256i zeta_7 = _mm256_set1_epi32(zetas_x2_0[14]);
+    const __m256i zetaqinv_7 = _mm256_set1_epi32(zetas_x2_0[15]);
+    const __m256i zeta_8 = _mm256_set1_epi32(zetas_x2_0[16]);
+    const __m256i zetaqinv_8 = _mm256_set1_epi32(zetas_x2_0[17]);
+    const __m256i zeta_9 = _mm256_set1_epi32(zetas_x2_0[18]);
+    const __m256i zetaqinv_9 = _mm256_set1_epi32(zetas_x2_0[19]);
+    const __m256i zeta_10 = _mm256_set1_epi32(zetas_x2_0[20]);
+    const __m256i zetaqinv_10 = _mm256_set1_epi32(zetas_x2_0[21]);
+    const __m256i zeta_11 = _mm256_set1_epi32(zetas_x2_0[22]);
+    const __m256i zetaqinv_11 = _mm256_set1_epi32(zetas_x2_0[23]);
+    const __m256i zeta_12 = _mm256_set1_epi32(zetas_x2_0[24]);
+    const __m256i zetaqinv_12 = _mm256_set1_epi32(zetas_x2_0[25]);
+    const __m256i zeta_13 = _mm256_set1_epi32(zetas_x2_0[26]);
+    const __m256i zetaqinv_13 = _mm256_set1_epi32(zetas_x2_0[27]);
+    const __m256i zeta_14 = _mm256_set1_epi32(zetas_x2_0[28]);
+    const __m256i zetaqinv_14 = _mm256_set1_epi32(zetas_x2_0[29]);
     const __m256i pin_7 = nttgen_kyber_r1_avx2_keep(x_23);
     const __m256i t_17 = nttgen_kyber_r1_avx2_montmul(pin_7, zeta_0, zetaqinv_0);
     const __m256i zeta_15 = _mm256_load_si256((const __m256i *)&zetas_0[0]);
@@ -2282,9 +2217,9 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_avx2_mul_core(int16_t r[256], const 
     const __m256i zeta_34 = _mm256_load_si256((const __m256i *)&zetas_0[736]);
     const __m256i zetaqinv_34 = _mm256_load_si256((const __m256i *)&zetas_0[752]);
     const __m256i zeta_35 = _mm256_load_si256((const __m256i *)&zetas_0[512]);
-    const __m256i zetaqinv_35 = _mm256_load_si256((const __m256i *)&zetas_0[528]);
     goto part_1;
 part_1:;
+    const __m256i zetaqinv_35 = _mm256_load_si256((const __m256i *)&zetas_0[528]);
     const __m256i zeta_36 = _mm256_load_si256((const __m256i *)&zetas_0[544]);
     const __m256i zetaqinv_36 = _mm256_load_si256((const __m256i *)&zetas_0[560]);
     const __m256i zeta_37 = _mm256_load_si256((const __m256i *)&zetas_0[640]);
@@ -2412,9 +2347,9 @@ part_1:;
     const __m256i t_29 = nttgen_kyber_r1_avx2_montmul(x_46, zeta_13, zetaqinv_13);
     const __m256i x_47 = _mm256_add_epi16(x_40, t_16);
     const __m256i x_48 = _mm256_sub_epi16(x_40, t_16);
-    const __m256i t_30 = nttgen_kyber_r1_avx2_montmul(x_47, zeta_10, zetaqinv_10);
     goto part_2;
 part_2:;
+    const __m256i t_30 = nttgen_kyber_r1_avx2_montmul(x_47, zeta_10, zetaqinv_10);
     const __m256i t_31 = nttgen_kyber_r1_avx2_montmul(x_48, zeta_14, zetaqinv_14);
     const __m256i x_49 = _mm256_loadu_si256((const __m256i *)&b[0]);
     const __m256i x_50 = _mm256_add_epi16(x_49, t_17);
@@ -2542,9 +2477,9 @@ part_2:;
     const __m256i x_144 = _mm256_sub_epi16(red_4, t_44);
     const __m256i x_145 = _mm256_add_epi16(red_4, t_44);
     const __m256i x_146 = _mm256_sub_epi16(red_5, t_45);
-    const __m256i x_147 = _mm256_add_epi16(red_5, t_45);
     goto part_3;
 part_3:;
+    const __m256i x_147 = _mm256_add_epi16(red_5, t_45);
     const __m256i x_148 = _mm256_sub_epi16(red_6, t_46);
     const __m256i x_149 = _mm256_unpacklo_epi64(x_144, x_148);
     const __m256i x_150 = _mm256_unpackhi_epi64(x_144, x_148);
@@ -2672,9 +2607,9 @@ part_3:;
     const __m256i x_224 = _mm256_add_epi16(p_8, p_9);
     const __m256i x_225 = _mm256_sub_epi16(p_8, p_9);
     const __m256i x_226 = nttgen_kyber_r1_avx2_ilv16_lo(x_224, x_225);
-    const __m256i x_227 = nttgen_kyber_r1_avx2_ilv16_hi(x_224, x_225);
     goto part_4;
 part_4:;
+    const __m256i x_227 = nttgen_kyber_r1_avx2_ilv16_hi(x_224, x_225);
     const __m256i t_68 = nttgen_kyber_r1_avx2_montmul(x_227, zeta_47, zetaqinv_47);
     const __m256i t_69 = nttgen_kyber_r1_avx2_montmul(x_226, zeta_47, zetaqinv_47);
     const __m256i x_228 = _mm256_add_epi16(p_10, p_11);
@@ -2802,9 +2737,9 @@ part_4:;
     const __m256i t_92 = nttgen_kyber_r1_avx2_montmul(x_319, zeta_50, zetaqinv_50);
     const __m256i t_93 = nttgen_kyber_r1_avx2_montmul(x_318, zeta_50, zetaqinv_50);
     const __m256i x_320 = _mm256_add_epi16(x_311, t_86);
-    const __m256i x_321 = _mm256_sub_epi16(x_311, t_86);
     goto part_5;
 part_5:;
+    const __m256i x_321 = _mm256_sub_epi16(x_311, t_86);
     const __m256i t_94 = nttgen_kyber_r1_avx2_montmul(x_320, zeta_51, zetaqinv_51);
     const __m256i t_95 = nttgen_kyber_r1_avx2_montmul(x_321, zeta_52, zetaqinv_52);
     const __m256i x_322 = _mm256_add_epi16(red_14, t_88);
@@ -2932,9 +2867,9 @@ part_5:;
     const __m256i x_409 = nttgen_kyber_r1_avx2_montmul(x_399, tw_9, twqinv_9);
     const __m256i x_410 = nttgen_kyber_r1_avx2_montmul(x_400, tw_10, twqinv_10);
     const __m256i x_411 = nttgen_kyber_r1_avx2_montmul(x_401, tw_11, twqinv_11);
-    const __m256i x_412 = nttgen_kyber_r1_avx2_montmul(x_402, tw_12, twqinv_12);
     goto part_6;
 part_6:;
+    const __m256i x_412 = nttgen_kyber_r1_avx2_montmul(x_402, tw_12, twqinv_12);
     const __m256i x_413 = nttgen_kyber_r1_avx2_montmul(x_403, tw_13, twqinv_13);
     const __m256i x_414 = nttgen_kyber_r1_avx2_montmul(x_404, tw_14, twqinv_14);
     const __m256i x_415 = nttgen_kyber_r1_avx2_montmul(x_405, tw_15, twqinv_15);

@@ -255,7 +255,7 @@ static inline __m512i nttgen_kyber_r1_avx512_unzip32_hi(__m512i a, __m512i b) {
 // twiddles zeta_k = r^brv(k), Montgomery form, pairs (z, z*q^-1 mod beta), in consumption order: as
 //  lane vectors, or as one pair where all lanes share it (twiddles equal to 1 are not stored)
 // clang-format off
-NTTGEN_ALIGN(64) static const int16_t nttgen_kyber_r1_avx512_ntt_from_zetas[1312] = {
+NTTGEN_ALIGN(64) static const int16_t nttgen_kyber_r1_avx512_ntt_from_zetas[1280] = {
     // pass 0: layer(s) 0, 1, 2, 3, 4, 5, 6, 7
     121, 121, 121, 121, 121, 121, 121, 121, 121, 121, 121, 121, 121, 121, 121, 121, -2319, -2319, -2319, -2319, -2319, -2319, -2319, -2319, -2319, -2319, -2319, -2319, -2319, -2319, -2319, -2319,
     -11655, -11655, -11655, -11655, -11655, -11655, -11655, -11655, -11655, -11655, -11655, -11655, -11655, -11655, -11655, -11655, -18191, -18191, -18191, -18191, -18191, -18191, -18191, -18191, -18191, -18191, -18191, -18191, -18191, -18191, -18191, -18191,
@@ -297,7 +297,15 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_kyber_r1_avx512_ntt_from_zetas[1312
     13686, -3396, 5708, 6510, 16885, 14360, -1578, -20119, -28958, -8831, -11996, 30597, 26621, -4317, -2952, -17082, -17636, -11885, -12790, -9983, 26330, 17491, 27243, -4880, 29718, 1860, 23549, -23984, 27636, -15111, -10333, 5751,
     2001, -2230, 236, -1476, -1070, 3177, -226, -3794, -451, -434, 2891, -2719, -1586, -1407, 1072, 3450, 3163, -124, 826, 2515, -3745, -402, -791, 2083, 2262, -1519, -1403, 2005, 2130, -1084, 3752, -3287,
     -30255, 19274, 22764, -3524, 24530, -16791, 31518, -29394, -10179, -9650, 16715, -26783, -10802, -9087, 25648, -16006, 25179, -30844, 14138, 20435, -12449, 6766, -20759, -4573, -2858, -1007, 25733, 4565, 27730, 964, 24232, 9513,
-    3777, 28865, -3182, -10350, 3625, 16425, -3696, 4496, 2456, 14744, -1100, -7244, 2194, -4974, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+};
+// clang-format on
+
+// twiddles zeta_k = r^brv(k), Montgomery form, pairs (z, z*q^-1 mod beta), in consumption order: as
+//  lane vectors, or as one pair where all lanes share it (twiddles equal to 1 are not stored) (each
+//  entry in both halves of a word, for broadcasts of a word)
+// clang-format off
+NTTGEN_ALIGN(64) static const int32_t nttgen_kyber_r1_avx512_ntt_from_zetas_x2[14] = {
+    247533249, 1891725505, -208473198, -678242414, 237571625, 1076445225, -242159216, 294654352, 160958872, 966277528, -72025164, -474684492, 143788178, -325915502,
 };
 // clang-format on
 
@@ -365,24 +373,25 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_kyber_r1_avx512_intt_twist[512] = {
  * Ops per call: load 62, store 8, add 32, sub 32, montmul 32, barrett 4, shuffle 16, zip 4
  */
 static NTTGEN_NOINLINE void nttgen_kyber_r1_avx512_ntt_from(int16_t r[256], const int16_t a[256]) {
-    const int16_t *zetas_0 = nttgen_kyber_r1_avx512_ntt_from_zetas;
-    NTTGEN_GCC_OPAQUE(zetas_0);
+    const int32_t *zetas_x2_0 = nttgen_kyber_r1_avx512_ntt_from_zetas_x2;
+    NTTGEN_GCC_OPAQUE(zetas_x2_0);
+    const int16_t *const zetas_0 = nttgen_kyber_r1_avx512_ntt_from_zetas;
 #ifdef NTTGEN_DEBUG
     nttgen_kyber_r1_avx512_assert_range(a, 256, -7680, 7680);
 #endif
     // layers 0, 1, 2, 3, 4, 5, 6, 7: 8 register(s) per chunk
-    const __m512i zeta_0 = _mm512_set1_epi16(zetas_0[1280]);
-    const __m512i zetaqinv_0 = _mm512_set1_epi16(zetas_0[1281]);
+    const __m512i zeta_0 = _mm512_set1_epi32(zetas_x2_0[0]);
+    const __m512i zetaqinv_0 = _mm512_set1_epi32(zetas_x2_0[1]);
     const __m512i x_0 = _mm512_loadu_si512((const __m512i *)&a[224]);
     const __m512i pin_0 = nttgen_kyber_r1_avx512_keep(x_0);
     const __m512i t_0 = nttgen_kyber_r1_avx512_montmul(pin_0, zeta_0, zetaqinv_0);
     const __m512i x_1 = _mm512_loadu_si512((const __m512i *)&a[192]);
     const __m512i x_2 = _mm512_loadu_si512((const __m512i *)&a[160]);
     const __m512i x_3 = _mm512_loadu_si512((const __m512i *)&a[96]);
-    const __m512i zeta_1 = _mm512_set1_epi16(zetas_0[1282]);
-    const __m512i zetaqinv_1 = _mm512_set1_epi16(zetas_0[1283]);
-    const __m512i zeta_2 = _mm512_set1_epi16(zetas_0[1284]);
-    const __m512i zetaqinv_2 = _mm512_set1_epi16(zetas_0[1285]);
+    const __m512i zeta_1 = _mm512_set1_epi32(zetas_x2_0[2]);
+    const __m512i zetaqinv_1 = _mm512_set1_epi32(zetas_x2_0[3]);
+    const __m512i zeta_2 = _mm512_set1_epi32(zetas_x2_0[4]);
+    const __m512i zetaqinv_2 = _mm512_set1_epi32(zetas_x2_0[5]);
     const __m512i pin_1 = nttgen_kyber_r1_avx512_keep(x_1);
     const __m512i t_1 = nttgen_kyber_r1_avx512_montmul(pin_1, zeta_0, zetaqinv_0);
     const __m512i pin_2 = nttgen_kyber_r1_avx512_keep(x_2);
@@ -394,14 +403,14 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_avx512_ntt_from(int16_t r[256], cons
     const __m512i x_6 = _mm512_loadu_si512((const __m512i *)&a[128]);
     const __m512i x_7 = _mm512_loadu_si512((const __m512i *)&a[64]);
     const __m512i x_8 = _mm512_loadu_si512((const __m512i *)&a[32]);
-    const __m512i zeta_3 = _mm512_set1_epi16(zetas_0[1286]);
-    const __m512i zetaqinv_3 = _mm512_set1_epi16(zetas_0[1287]);
-    const __m512i zeta_4 = _mm512_set1_epi16(zetas_0[1288]);
-    const __m512i zetaqinv_4 = _mm512_set1_epi16(zetas_0[1289]);
-    const __m512i zeta_5 = _mm512_set1_epi16(zetas_0[1290]);
-    const __m512i zetaqinv_5 = _mm512_set1_epi16(zetas_0[1291]);
-    const __m512i zeta_6 = _mm512_set1_epi16(zetas_0[1292]);
-    const __m512i zetaqinv_6 = _mm512_set1_epi16(zetas_0[1293]);
+    const __m512i zeta_3 = _mm512_set1_epi32(zetas_x2_0[6]);
+    const __m512i zetaqinv_3 = _mm512_set1_epi32(zetas_x2_0[7]);
+    const __m512i zeta_4 = _mm512_set1_epi32(zetas_x2_0[8]);
+    const __m512i zetaqinv_4 = _mm512_set1_epi32(zetas_x2_0[9]);
+    const __m512i zeta_5 = _mm512_set1_epi32(zetas_x2_0[10]);
+    const __m512i zetaqinv_5 = _mm512_set1_epi32(zetas_x2_0[11]);
+    const __m512i zeta_6 = _mm512_set1_epi32(zetas_x2_0[12]);
+    const __m512i zetaqinv_6 = _mm512_set1_epi32(zetas_x2_0[13]);
     const __m512i pin_3 = nttgen_kyber_r1_avx512_keep(x_6);
     const __m512i t_5 = nttgen_kyber_r1_avx512_montmul(pin_3, zeta_0, zetaqinv_0);
     const __m512i x_9 = _mm512_add_epi16(x_7, t_1);
@@ -495,9 +504,9 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_avx512_ntt_from(int16_t r[256], cons
     const __m512i zetaqinv_16 = _mm512_load_si512((const __m512i *)&zetas_0[608]);
     const __m512i zeta_17 = _mm512_load_si512((const __m512i *)&zetas_0[640]);
     const __m512i zetaqinv_17 = _mm512_load_si512((const __m512i *)&zetas_0[672]);
-    const __m512i zeta_18 = _mm512_load_si512((const __m512i *)&zetas_0[704]);
     goto part_1;
 part_1:;
+    const __m512i zeta_18 = _mm512_load_si512((const __m512i *)&zetas_0[704]);
     const __m512i zetaqinv_18 = _mm512_load_si512((const __m512i *)&zetas_0[736]);
     const __m512i x_64 = _mm512_unpacklo_epi32(x_56, x_60);
     const __m512i x_65 = _mm512_unpackhi_epi32(x_56, x_60);
@@ -1568,10 +1577,12 @@ void nttgen_kyber_r1_avx512_from_standard(int16_t a[256]) {
  */
 static NTTGEN_NOINLINE void nttgen_kyber_r1_avx512_mul_both(int16_t r[256], const int16_t a[256],
                                                             const int16_t b[256]) {
-    const int16_t *zetas_0 = nttgen_kyber_r1_avx512_ntt_from_zetas;
-    NTTGEN_GCC_OPAQUE(zetas_0);
-    const int16_t *zetas_1 = nttgen_kyber_r1_avx512_ntt_from_zetas;
-    NTTGEN_GCC_OPAQUE(zetas_1);
+    const int32_t *zetas_x2_0 = nttgen_kyber_r1_avx512_ntt_from_zetas_x2;
+    NTTGEN_GCC_OPAQUE(zetas_x2_0);
+    const int32_t *zetas_x2_1 = nttgen_kyber_r1_avx512_ntt_from_zetas_x2;
+    NTTGEN_GCC_OPAQUE(zetas_x2_1);
+    const int16_t *const zetas_0 = nttgen_kyber_r1_avx512_ntt_from_zetas;
+    const int16_t *const zetas_1 = nttgen_kyber_r1_avx512_ntt_from_zetas;
     const int16_t *const zetas_dit_0 = nttgen_kyber_r1_avx512_intt_zetas_dit;
     const int16_t *const twist_0 = nttgen_kyber_r1_avx512_intt_twist;
 #ifdef NTTGEN_DEBUG
@@ -1581,11 +1592,11 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_avx512_mul_both(int16_t r[256], cons
     // layers 0, 1, 2, 3, 4, 5, 6, 7: 8 register(s) per chunk
     // layers 0, 1, 2, 3, 4, 5, 6, 7: 8 register(s) per chunk
     // inverse layers 0, 1, 2, 3, 4, 5, 6, 7: 8 register(s) per chunk
-    const __m512i zeta_0 = _mm512_set1_epi16(zetas_0[1280]);
-    const __m512i zetaqinv_0 = _mm512_set1_epi16(zetas_0[1281]);
+    const __m512i zeta_0 = _mm512_set1_epi32(zetas_x2_0[0]);
+    const __m512i zetaqinv_0 = _mm512_set1_epi32(zetas_x2_0[1]);
     const __m512i x_0 = _mm512_loadu_si512((const __m512i *)&b[224]);
-    const __m512i zeta_1 = _mm512_set1_epi16(zetas_1[1280]);
-    const __m512i zetaqinv_1 = _mm512_set1_epi16(zetas_1[1281]);
+    const __m512i zeta_1 = _mm512_set1_epi32(zetas_x2_1[0]);
+    const __m512i zetaqinv_1 = _mm512_set1_epi32(zetas_x2_1[1]);
     const __m512i x_1 = _mm512_loadu_si512((const __m512i *)&a[224]);
     const __m512i pin_0 = nttgen_kyber_r1_avx512_keep(x_0);
     const __m512i t_0 = nttgen_kyber_r1_avx512_montmul(pin_0, zeta_0, zetaqinv_0);
@@ -1597,14 +1608,14 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_avx512_mul_both(int16_t r[256], cons
     const __m512i x_5 = _mm512_loadu_si512((const __m512i *)&a[192]);
     const __m512i x_6 = _mm512_loadu_si512((const __m512i *)&a[160]);
     const __m512i x_7 = _mm512_loadu_si512((const __m512i *)&a[96]);
-    const __m512i zeta_2 = _mm512_set1_epi16(zetas_0[1282]);
-    const __m512i zetaqinv_2 = _mm512_set1_epi16(zetas_0[1283]);
-    const __m512i zeta_3 = _mm512_set1_epi16(zetas_0[1284]);
-    const __m512i zetaqinv_3 = _mm512_set1_epi16(zetas_0[1285]);
-    const __m512i zeta_4 = _mm512_set1_epi16(zetas_1[1282]);
-    const __m512i zetaqinv_4 = _mm512_set1_epi16(zetas_1[1283]);
-    const __m512i zeta_5 = _mm512_set1_epi16(zetas_1[1284]);
-    const __m512i zetaqinv_5 = _mm512_set1_epi16(zetas_1[1285]);
+    const __m512i zeta_2 = _mm512_set1_epi32(zetas_x2_0[2]);
+    const __m512i zetaqinv_2 = _mm512_set1_epi32(zetas_x2_0[3]);
+    const __m512i zeta_3 = _mm512_set1_epi32(zetas_x2_0[4]);
+    const __m512i zetaqinv_3 = _mm512_set1_epi32(zetas_x2_0[5]);
+    const __m512i zeta_4 = _mm512_set1_epi32(zetas_x2_1[2]);
+    const __m512i zetaqinv_4 = _mm512_set1_epi32(zetas_x2_1[3]);
+    const __m512i zeta_5 = _mm512_set1_epi32(zetas_x2_1[4]);
+    const __m512i zetaqinv_5 = _mm512_set1_epi32(zetas_x2_1[5]);
     const __m512i pin_2 = nttgen_kyber_r1_avx512_keep(x_2);
     const __m512i t_2 = nttgen_kyber_r1_avx512_montmul(pin_2, zeta_0, zetaqinv_0);
     const __m512i pin_3 = nttgen_kyber_r1_avx512_keep(x_3);
@@ -1627,22 +1638,22 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_avx512_mul_both(int16_t r[256], cons
     const __m512i x_15 = _mm512_loadu_si512((const __m512i *)&a[128]);
     const __m512i x_16 = _mm512_loadu_si512((const __m512i *)&a[64]);
     const __m512i x_17 = _mm512_loadu_si512((const __m512i *)&a[32]);
-    const __m512i zeta_6 = _mm512_set1_epi16(zetas_0[1286]);
-    const __m512i zetaqinv_6 = _mm512_set1_epi16(zetas_0[1287]);
-    const __m512i zeta_7 = _mm512_set1_epi16(zetas_0[1288]);
-    const __m512i zetaqinv_7 = _mm512_set1_epi16(zetas_0[1289]);
-    const __m512i zeta_8 = _mm512_set1_epi16(zetas_0[1290]);
-    const __m512i zetaqinv_8 = _mm512_set1_epi16(zetas_0[1291]);
-    const __m512i zeta_9 = _mm512_set1_epi16(zetas_0[1292]);
-    const __m512i zetaqinv_9 = _mm512_set1_epi16(zetas_0[1293]);
-    const __m512i zeta_10 = _mm512_set1_epi16(zetas_1[1286]);
-    const __m512i zetaqinv_10 = _mm512_set1_epi16(zetas_1[1287]);
-    const __m512i zeta_11 = _mm512_set1_epi16(zetas_1[1288]);
-    const __m512i zetaqinv_11 = _mm512_set1_epi16(zetas_1[1289]);
-    const __m512i zeta_12 = _mm512_set1_epi16(zetas_1[1290]);
-    const __m512i zetaqinv_12 = _mm512_set1_epi16(zetas_1[1291]);
-    const __m512i zeta_13 = _mm512_set1_epi16(zetas_1[1292]);
-    const __m512i zetaqinv_13 = _mm512_set1_epi16(zetas_1[1293]);
+    const __m512i zeta_6 = _mm512_set1_epi32(zetas_x2_0[6]);
+    const __m512i zetaqinv_6 = _mm512_set1_epi32(zetas_x2_0[7]);
+    const __m512i zeta_7 = _mm512_set1_epi32(zetas_x2_0[8]);
+    const __m512i zetaqinv_7 = _mm512_set1_epi32(zetas_x2_0[9]);
+    const __m512i zeta_8 = _mm512_set1_epi32(zetas_x2_0[10]);
+    const __m512i zetaqinv_8 = _mm512_set1_epi32(zetas_x2_0[11]);
+    const __m512i zeta_9 = _mm512_set1_epi32(zetas_x2_0[12]);
+    const __m512i zetaqinv_9 = _mm512_set1_epi32(zetas_x2_0[13]);
+    const __m512i zeta_10 = _mm512_set1_epi32(zetas_x2_1[6]);
+    const __m512i zetaqinv_10 = _mm512_set1_epi32(zetas_x2_1[7]);
+    const __m512i zeta_11 = _mm512_set1_epi32(zetas_x2_1[8]);
+    const __m512i zetaqinv_11 = _mm512_set1_epi32(zetas_x2_1[9]);
+    const __m512i zeta_12 = _mm512_set1_epi32(zetas_x2_1[10]);
+    const __m512i zetaqinv_12 = _mm512_set1_epi32(zetas_x2_1[11]);
+    const __m512i zeta_13 = _mm512_set1_epi32(zetas_x2_1[12]);
+    const __m512i zetaqinv_13 = _mm512_set1_epi32(zetas_x2_1[13]);
     const __m512i pin_6 = nttgen_kyber_r1_avx512_keep(x_12);
     const __m512i t_10 = nttgen_kyber_r1_avx512_montmul(pin_6, zeta_0, zetaqinv_0);
     const __m512i x_18 = _mm512_add_epi16(x_13, t_2);
@@ -1699,10 +1710,10 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_avx512_mul_both(int16_t r[256], cons
     const __m512i zetaqinv_19 = _mm512_load_si512((const __m512i *)&zetas_1[96]);
     const __m512i zeta_20 = _mm512_load_si512((const __m512i *)&zetas_1[128]);
     const __m512i zetaqinv_20 = _mm512_load_si512((const __m512i *)&zetas_1[160]);
-    const __m512i zeta_21 = _mm512_load_si512((const __m512i *)&zetas_1[192]);
-    const __m512i zetaqinv_21 = _mm512_load_si512((const __m512i *)&zetas_1[224]);
     goto part_1;
 part_1:;
+    const __m512i zeta_21 = _mm512_load_si512((const __m512i *)&zetas_1[192]);
+    const __m512i zetaqinv_21 = _mm512_load_si512((const __m512i *)&zetas_1[224]);
     const __m512i x_44 = _mm512_add_epi16(x_38, t_14);
     const __m512i x_45 = _mm512_sub_epi16(x_38, t_14);
     const __m512i x_46 = _mm512_add_epi16(x_39, t_15);
@@ -1829,10 +1840,10 @@ part_1:;
     const __m512i x_119 = _mm512_sub_epi16(x_102, t_35);
     const __m512i x_120 = _mm512_add_epi16(x_104, t_36);
     const __m512i x_121 = _mm512_sub_epi16(x_104, t_36);
-    const __m512i x_122 = _mm512_add_epi16(x_106, t_37);
-    const __m512i x_123 = _mm512_sub_epi16(x_106, t_37);
     goto part_2;
 part_2:;
+    const __m512i x_122 = _mm512_add_epi16(x_106, t_37);
+    const __m512i x_123 = _mm512_sub_epi16(x_106, t_37);
     const __m512i x_124 = _mm512_add_epi16(x_108, t_38);
     const __m512i x_125 = _mm512_sub_epi16(x_108, t_38);
     const __m512i x_126 = _mm512_add_epi16(x_110, t_39);
@@ -1959,10 +1970,10 @@ part_2:;
     const __m512i x_193 = nttgen_kyber_r1_avx512_ilv16_hi(x_184, x_185);
     const __m512i x_194 = nttgen_kyber_r1_avx512_ilv16_lo(x_186, x_187);
     const __m512i x_195 = nttgen_kyber_r1_avx512_ilv16_hi(x_186, x_187);
-    const __m512i x_196 = nttgen_kyber_r1_avx512_ilv16_lo(x_188, x_189);
-    const __m512i x_197 = nttgen_kyber_r1_avx512_ilv16_hi(x_188, x_189);
     goto part_3;
 part_3:;
+    const __m512i x_196 = nttgen_kyber_r1_avx512_ilv16_lo(x_188, x_189);
+    const __m512i x_197 = nttgen_kyber_r1_avx512_ilv16_hi(x_188, x_189);
     const __m512i x_198 = nttgen_kyber_r1_avx512_ilv16_lo(x_190, x_191);
     const __m512i x_199 = nttgen_kyber_r1_avx512_ilv16_hi(x_190, x_191);
     const __m512i t_58 = nttgen_kyber_r1_avx512_montmul(x_193, zeta_48, zetaqinv_48);
@@ -2089,10 +2100,10 @@ part_3:;
     const __m512i x_278 = _mm512_add_epi16(red_10, t_74);
     const __m512i x_279 = _mm512_sub_epi16(red_10, t_74);
     const __m512i x_280 = nttgen_kyber_r1_avx512_ilv128_lo(x_276, x_277);
-    const __m512i x_281 = nttgen_kyber_r1_avx512_ilv128_hi(x_276, x_277);
-    const __m512i x_282 = nttgen_kyber_r1_avx512_ilv128_lo(x_278, x_279);
     goto part_4;
 part_4:;
+    const __m512i x_281 = nttgen_kyber_r1_avx512_ilv128_hi(x_276, x_277);
+    const __m512i x_282 = nttgen_kyber_r1_avx512_ilv128_lo(x_278, x_279);
     const __m512i x_283 = nttgen_kyber_r1_avx512_ilv128_hi(x_278, x_279);
     const __m512i zeta_58 = _mm512_load_si512((const __m512i *)&zetas_dit_0[256]);
     const __m512i zetaqinv_58 = _mm512_load_si512((const __m512i *)&zetas_dit_0[288]);

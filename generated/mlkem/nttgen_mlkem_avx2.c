@@ -249,9 +249,7 @@ static inline __m256i nttgen_mlkem_avx2_unzip32_hi(__m256i a, __m256i b) {
 // twiddles zeta_k = r^brv(k), Montgomery form, pairs (z, z*q^-1 mod beta), in consumption order: as
 //  lane vectors, or as one pair where all lanes share it (twiddles equal to 1 are not stored)
 // clang-format off
-NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_avx2_ntt_from_zetas[816] = {
-    // pass 0: layer(s) 0
-    -758, 31498, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_avx2_ntt_from_zetas[768] = {
     // pass 1: layer(s) 1, 2, 3, 4, 5, 6
     573, 573, 573, 573, 573, 573, 573, 573, -681, -681, -681, -681, -681, -681, -681, -681,
     -5827, -5827, -5827, -5827, -5827, -5827, -5827, -5827, -28073, -28073, -28073, -28073, -28073, -28073, -28073, -28073,
@@ -301,8 +299,17 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_avx2_ntt_from_zetas[816] = {
     -14233, -14233, -18741, -18741, 23092, 23092, 19529, 19529, 15355, 15355, 23210, 23210, -11044, -11044, 7756, 7756,
     105, 105, 1119, 1119, 1653, 1653, -75, -75, 384, 384, 478, 478, -1659, -1659, 1628, 1628,
     -21655, -21655, 12639, 12639, 5493, 5493, -12619, -12619, -32384, -32384, -17442, -17442, 14469, 14469, 23132, 23132,
-    -359, 14745, -1517, 787, 1493, 13525, 287, 28191, 1422, -12402, 202, -16694, -171, -20907, 962, 10690,
-    1577, -3799, -1474, -11202, 622, 27758, -1202, 1358, 182, -15690, 1468, 31164, 0, 0, 0, 0,
+};
+// clang-format on
+
+// twiddles zeta_k = r^brv(k), Montgomery form, pairs (z, z*q^-1 mod beta), in consumption order: as
+//  lane vectors, or as one pair where all lanes share it (twiddles equal to 1 are not stored) (each
+//  entry in both halves of a word, for broadcasts of a word)
+// clang-format off
+NTTGEN_ALIGN(64) static const int32_t nttgen_mlkem_avx2_ntt_from_zetas_x2[30] = {
+    // pass 0: layer(s) 0
+    -49611510, 2064284426, -23462247, 966343065, -99354093, 51577619, 97846741, 886387925, 18809119, 1847553567, 93193614, -812724338, 13238474, -1094009142, -11141291, -1370116523,
+    63046594, 700590530, 103351849, -248909527, -96536002, -734079938, 40764014, 1819176046, -78709938, 88999246, 11927734, -1028209994, 96208316, 2042395068,
 };
 // clang-format on
 
@@ -412,64 +419,6 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_avx2_intt_twist[512] = {
 };
 // clang-format on
 
-// twiddles zeta_k = r^brv(k), Montgomery form, pairs (z, z*q^-1 mod beta), in consumption order: as
-//  lane vectors, or as one pair where all lanes share it (twiddles equal to 1 are not stored)
-// clang-format off
-NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_avx2_mul_core_zetas[800] = {
-    // pass 0: layer(s) 0, 1, 2, 3, 4, 5, 6
-    573, 573, 573, 573, 573, 573, 573, 573, -681, -681, -681, -681, -681, -681, -681, -681,
-    -5827, -5827, -5827, -5827, -5827, -5827, -5827, -5827, -28073, -28073, -28073, -28073, -28073, -28073, -28073, -28073,
-    -829, -829, -829, -829, -829, -829, -829, -829, -1542, -1542, -1542, -1542, -1542, -1542, -1542, -1542,
-    5571, 5571, 5571, 5571, 5571, 5571, 5571, 5571, 18426, 18426, 18426, 18426, 18426, 18426, 18426, 18426,
-    264, 264, 264, 264, 264, 264, 264, 264, 732, 732, 732, 732, 732, 732, 732, 732,
-    -26360, -26360, -26360, -26360, -26360, -26360, -26360, -26360, -10532, -10532, -10532, -10532, -10532, -10532, -10532, -10532,
-    -1602, -1602, -1602, -1602, -1602, -1602, -1602, -1602, -205, -205, -205, -205, -205, -205, -205, -205,
-    21438, 21438, 21438, 21438, 21438, 21438, 21438, 21438, 26675, 26675, 26675, 26675, 26675, 26675, 26675, 26675,
-    -1325, -1325, -1325, -1325, -1325, -1325, -1325, -1325, 1017, 1017, 1017, 1017, 1017, 1017, 1017, 1017,
-    17363, 17363, 17363, 17363, 17363, 17363, 17363, 17363, 24313, 24313, 24313, 24313, 24313, 24313, 24313, 24313,
-    1458, 1458, 1458, 1458, 1458, 1458, 1458, 1458, 411, 411, 411, 411, 411, 411, 411, 411,
-    -1102, -1102, -1102, -1102, -1102, -1102, -1102, -1102, 8859, 8859, 8859, 8859, 8859, 8859, 8859, 8859,
-    383, 383, 383, 383, 383, 383, 383, 383, 608, 608, 608, 608, 608, 608, 608, 608,
-    -29057, -29057, -29057, -29057, -29057, -29057, -29057, -29057, 8800, 8800, 8800, 8800, 8800, 8800, 8800, 8800,
-    -130, -130, -130, -130, -130, -130, -130, -130, -1571, -1571, -1571, -1571, -1571, -1571, -1571, -1571,
-    -26242, -26242, -26242, -26242, -26242, -26242, -26242, -26242, -16163, -16163, -16163, -16163, -16163, -16163, -16163, -16163,
-    1223, 1223, 516, 516, 1223, 1223, 516, 516, -853, -853, -398, -398, -853, -853, -398, -398,
-    -5689, -5689, -12796, -12796, -5689, -5689, -12796, -12796, 19883, 19883, 13426, 13426, 19883, 19883, 13426, 13426,
-    652, 652, -8, -8, 652, 652, -8, -8, -90, -90, 961, 961, -90, -90, 961, 961,
-    -6516, -6516, 26616, 26616, -6516, -6516, 26616, 26616, -28250, -28250, 14017, 14017, -28250, -28250, 14017, 14017,
-    -1293, -1293, -1618, -1618, -1293, -1293, -1618, -1618, 107, 107, 448, 448, 107, 107, 448, 448,
-    -23565, -23565, 9134, 9134, -23565, -23565, 9134, 9134, -28309, -28309, 16832, 16832, -28309, -28309, 16832, 16832,
-    1491, 1491, -1162, -1162, 1491, 1491, -1162, -1162, -1421, -1421, -1065, -1065, -1421, -1421, -1065, -1065,
-    20179, 20179, -650, -650, 20179, 20179, -650, -650, 9075, 9075, 4311, 4311, 9075, 9075, 4311, 4311,
-    -552, -552, -320, -320, -552, -552, -320, -320, -271, -271, -1508, -1508, -271, -271, -1508, -1508,
-    1496, 1496, 16064, 16064, 1496, 1496, 16064, 16064, -15887, -15887, -29156, -29156, -15887, -15887, -29156, -29156,
-    1015, 1015, -666, -666, 1015, 1015, -666, -666, 830, 830, -725, -725, 830, 830, -725, -725,
-    30967, 30967, -12442, -12442, 30967, 30967, -12442, -12442, -8898, -8898, -12757, -12757, -8898, -8898, -12757, -12757,
-    -282, -282, 126, 126, -282, -282, 126, 126, -247, -247, 677, 677, -247, -247, 677, 677,
-    20710, 20710, -25986, -25986, 20710, 20710, -25986, -25986, -30199, -30199, -24155, -24155, -30199, -30199, -24155, -24155,
-    -1544, -1544, 1469, 1469, -1544, -1544, 1469, 1469, -951, -951, -1275, -1275, -951, -951, -1275, -1275,
-    25080, 25080, 27837, 27837, 25080, 25080, 27837, 27837, 18249, 18249, -17915, -17915, 18249, 18249, -17915, -17915,
-    -1103, -1103, -246, -246, 422, 422, -1590, -1590, 817, 817, -1185, -1185, -1215, -1215, -108, -108,
-    -335, -335, 32010, 32010, -27738, -27738, -18486, -18486, -31183, -31183, 10335, 10335, -20927, -20927, 31636, 31636,
-    555, 555, 1159, 1159, 177, 177, -872, -872, 603, 603, -1278, -1278, 1218, 1218, 996, 996,
-    -11477, -11477, 10631, 10631, 945, 945, 17560, 17560, 25435, 25435, -7934, -7934, 10946, 10946, 28644, 28644,
-    430, 430, 778, 778, 587, 587, 644, 644, 1097, 1097, -1530, -1530, -136, -136, -308, -308,
-    11182, 11182, -32502, -32502, 13131, 13131, 20100, 20100, 20297, 20297, -21498, -21498, -6280, -6280, -23860, -23860,
-    843, 843, -147, -147, -235, -235, 349, 349, 610, 610, 794, 794, -1335, -1335, 991, 991,
-    13387, 13387, 30317, 30317, -4587, -4587, 18525, 18525, 2146, 2146, -20198, -20198, -14903, -14903, -20257, -20257,
-    -1251, -1251, -777, -777, -291, -291, 418, 418, 1322, 1322, -1510, -1510, -874, -874, 958, 958,
-    -32227, -32227, 29175, 29175, -14883, -14883, -14430, -14430, -7382, -7382, -22502, -22502, 24214, 24214, 23998, 23998,
-    1550, 1550, -602, -602, 1574, 1574, -156, -156, -1465, -1465, -870, -870, -1187, -1187, 1522, 1522,
-    20494, 20494, -28762, -28762, 6182, 6182, -5276, -5276, 24391, 24391, 10906, 10906, 16989, 16989, -17422, -17422,
-    871, 871, 1483, 1483, -460, -460, 329, 329, -1285, -1285, -854, -854, 220, 220, -1460, -1460,
-    -14233, -14233, -18741, -18741, 23092, 23092, 19529, 19529, 15355, 15355, 23210, 23210, -11044, -11044, 7756, 7756,
-    105, 105, 1119, 1119, 1653, 1653, -75, -75, 384, 384, 478, 478, -1659, -1659, 1628, 1628,
-    -21655, -21655, 12639, 12639, 5493, 5493, -12619, -12619, -32384, -32384, -17442, -17442, 14469, 14469, 23132, 23132,
-    -758, 31498, -359, 14745, -1517, 787, 1493, 13525, 287, 28191, 1422, -12402, 202, -16694, -171, -20907,
-    962, 10690, 1577, -3799, -1474, -11202, 622, 27758, -1202, 1358, 182, -15690, 1468, 31164, 0, 0,
-};
-// clang-format on
-
 // roots g_j of the degree-2 factors x^2 - g_j, Montgomery form, pairs (z, z*q^-1 mod beta), per
 //  register pair of the fused pass: L lanes of z, then L lanes of the second
 // clang-format off
@@ -503,14 +452,15 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_avx2_mul_core_gammas_fused[25
  * Ops per call: load 110, store 32, add 56, sub 56, montmul 56, shuffle 24, zip 8
  */
 static NTTGEN_NOINLINE void nttgen_mlkem_avx2_ntt_from(int16_t r[256], const int16_t a[256]) {
-    const int16_t *zetas_0 = nttgen_mlkem_avx2_ntt_from_zetas;
-    NTTGEN_GCC_OPAQUE(zetas_0);
+    const int32_t *zetas_x2_0 = nttgen_mlkem_avx2_ntt_from_zetas_x2;
+    NTTGEN_GCC_OPAQUE(zetas_x2_0);
+    const int16_t *const zetas_0 = nttgen_mlkem_avx2_ntt_from_zetas;
 #ifdef NTTGEN_DEBUG
     nttgen_mlkem_avx2_assert_range(a, 256, -3328, 3328);
 #endif
     // layers 0: 8 register(s) per chunk
-    const __m256i zeta_0 = _mm256_set1_epi16(zetas_0[0]);
-    const __m256i zetaqinv_0 = _mm256_set1_epi16(zetas_0[1]);
+    const __m256i zeta_0 = _mm256_set1_epi32(zetas_x2_0[0]);
+    const __m256i zetaqinv_0 = _mm256_set1_epi32(zetas_x2_0[1]);
     const __m256i x_0 = _mm256_loadu_si256((const __m256i *)&a[128]);
     const __m256i x_1 = _mm256_loadu_si256((const __m256i *)&a[192]);
     const __m256i x_2 = _mm256_loadu_si256((const __m256i *)&a[160]);
@@ -576,10 +526,10 @@ static NTTGEN_NOINLINE void nttgen_mlkem_avx2_ntt_from(int16_t r[256], const int
     _mm256_storeu_si256((__m256i *)&r[112], x_30);
     _mm256_storeu_si256((__m256i *)&r[240], x_31);
     // layers 1, 2, 3, 4, 5, 6: 16 register(s) per chunk
-    const __m256i zeta_1 = _mm256_set1_epi16(zetas_0[784]);
-    const __m256i zetaqinv_1 = _mm256_set1_epi16(zetas_0[785]);
-    const __m256i zeta_2 = _mm256_set1_epi16(zetas_0[786]);
-    const __m256i zetaqinv_2 = _mm256_set1_epi16(zetas_0[787]);
+    const __m256i zeta_1 = _mm256_set1_epi32(zetas_x2_0[2]);
+    const __m256i zetaqinv_1 = _mm256_set1_epi32(zetas_x2_0[3]);
+    const __m256i zeta_2 = _mm256_set1_epi32(zetas_x2_0[4]);
+    const __m256i zetaqinv_2 = _mm256_set1_epi32(zetas_x2_0[5]);
     const __m256i x_32 = _mm256_loadu_si256((const __m256i *)&r[112]);
     const __m256i x_33 = _mm256_loadu_si256((const __m256i *)&r[240]);
     const __m256i pin_8 = nttgen_mlkem_avx2_keep(x_32);
@@ -592,14 +542,14 @@ static NTTGEN_NOINLINE void nttgen_mlkem_avx2_ntt_from(int16_t r[256], const int
     const __m256i x_37 = _mm256_loadu_si256((const __m256i *)&r[208]);
     const __m256i x_38 = _mm256_loadu_si256((const __m256i *)&r[48]);
     const __m256i x_39 = _mm256_loadu_si256((const __m256i *)&r[176]);
-    const __m256i zeta_3 = _mm256_set1_epi16(zetas_0[788]);
-    const __m256i zetaqinv_3 = _mm256_set1_epi16(zetas_0[789]);
-    const __m256i zeta_4 = _mm256_set1_epi16(zetas_0[790]);
-    const __m256i zetaqinv_4 = _mm256_set1_epi16(zetas_0[791]);
-    const __m256i zeta_5 = _mm256_set1_epi16(zetas_0[792]);
-    const __m256i zetaqinv_5 = _mm256_set1_epi16(zetas_0[793]);
-    const __m256i zeta_6 = _mm256_set1_epi16(zetas_0[794]);
-    const __m256i zetaqinv_6 = _mm256_set1_epi16(zetas_0[795]);
+    const __m256i zeta_3 = _mm256_set1_epi32(zetas_x2_0[6]);
+    const __m256i zetaqinv_3 = _mm256_set1_epi32(zetas_x2_0[7]);
+    const __m256i zeta_4 = _mm256_set1_epi32(zetas_x2_0[8]);
+    const __m256i zetaqinv_4 = _mm256_set1_epi32(zetas_x2_0[9]);
+    const __m256i zeta_5 = _mm256_set1_epi32(zetas_x2_0[10]);
+    const __m256i zetaqinv_5 = _mm256_set1_epi32(zetas_x2_0[11]);
+    const __m256i zeta_6 = _mm256_set1_epi32(zetas_x2_0[12]);
+    const __m256i zetaqinv_6 = _mm256_set1_epi32(zetas_x2_0[13]);
     const __m256i pin_10 = nttgen_mlkem_avx2_keep(x_34);
     const __m256i t_10 = nttgen_mlkem_avx2_montmul(pin_10, zeta_1, zetaqinv_1);
     const __m256i pin_11 = nttgen_mlkem_avx2_keep(x_35);
@@ -620,76 +570,76 @@ static NTTGEN_NOINLINE void nttgen_mlkem_avx2_ntt_from(int16_t r[256], const int
     const __m256i x_45 = _mm256_loadu_si256((const __m256i *)&r[192]);
     const __m256i x_46 = _mm256_loadu_si256((const __m256i *)&r[32]);
     const __m256i x_47 = _mm256_loadu_si256((const __m256i *)&r[160]);
-    const __m256i zeta_7 = _mm256_set1_epi16(zetas_0[796]);
-    const __m256i zetaqinv_7 = _mm256_set1_epi16(zetas_0[797]);
-    const __m256i zeta_8 = _mm256_set1_epi16(zetas_0[798]);
-    const __m256i zetaqinv_8 = _mm256_set1_epi16(zetas_0[799]);
-    const __m256i zeta_9 = _mm256_set1_epi16(zetas_0[800]);
-    const __m256i zetaqinv_9 = _mm256_set1_epi16(zetas_0[801]);
-    const __m256i zeta_10 = _mm256_set1_epi16(zetas_0[802]);
-    const __m256i zetaqinv_10 = _mm256_set1_epi16(zetas_0[803]);
-    const __m256i zeta_11 = _mm256_set1_epi16(zetas_0[804]);
-    const __m256i zetaqinv_11 = _mm256_set1_epi16(zetas_0[805]);
-    const __m256i zeta_12 = _mm256_set1_epi16(zetas_0[806]);
-    const __m256i zetaqinv_12 = _mm256_set1_epi16(zetas_0[807]);
-    const __m256i zeta_13 = _mm256_set1_epi16(zetas_0[808]);
-    const __m256i zetaqinv_13 = _mm256_set1_epi16(zetas_0[809]);
-    const __m256i zeta_14 = _mm256_set1_epi16(zetas_0[810]);
+    const __m256i zeta_7 = _mm256_set1_epi32(zetas_x2_0[14]);
+    const __m256i zetaqinv_7 = _mm256_set1_epi32(zetas_x2_0[15]);
+    const __m256i zeta_8 = _mm256_set1_epi32(zetas_x2_0[16]);
+    const __m256i zetaqinv_8 = _mm256_set1_epi32(zetas_x2_0[17]);
+    const __m256i zeta_9 = _mm256_set1_epi32(zetas_x2_0[18]);
+    const __m256i zetaqinv_9 = _mm256_set1_epi32(zetas_x2_0[19]);
+    const __m256i zeta_10 = _mm256_set1_epi32(zetas_x2_0[20]);
+    const __m256i zetaqinv_10 = _mm256_set1_epi32(zetas_x2_0[21]);
+    const __m256i zeta_11 = _mm256_set1_epi32(zetas_x2_0[22]);
+    const __m256i zetaqinv_11 = _mm256_set1_epi32(zetas_x2_0[23]);
+    const __m256i zeta_12 = _mm256_set1_epi32(zetas_x2_0[24]);
+    const __m256i zetaqinv_12 = _mm256_set1_epi32(zetas_x2_0[25]);
+    const __m256i zeta_13 = _mm256_set1_epi32(zetas_x2_0[26]);
+    const __m256i zetaqinv_13 = _mm256_set1_epi32(zetas_x2_0[27]);
     goto part_1;
 part_1:;
-    const __m256i zetaqinv_14 = _mm256_set1_epi16(zetas_0[811]);
+    const __m256i zeta_14 = _mm256_set1_epi32(zetas_x2_0[28]);
+    const __m256i zetaqinv_14 = _mm256_set1_epi32(zetas_x2_0[29]);
     const __m256i pin_14 = nttgen_mlkem_avx2_keep(x_44);
     const __m256i t_18 = nttgen_mlkem_avx2_montmul(pin_14, zeta_1, zetaqinv_1);
     const __m256i pin_15 = nttgen_mlkem_avx2_keep(x_45);
     const __m256i t_19 = nttgen_mlkem_avx2_montmul(pin_15, zeta_2, zetaqinv_2);
-    const __m256i zeta_15 = _mm256_load_si256((const __m256i *)&zetas_0[16]);
-    const __m256i zetaqinv_15 = _mm256_load_si256((const __m256i *)&zetas_0[32]);
-    const __m256i zeta_16 = _mm256_load_si256((const __m256i *)&zetas_0[48]);
-    const __m256i zetaqinv_16 = _mm256_load_si256((const __m256i *)&zetas_0[64]);
-    const __m256i zeta_17 = _mm256_load_si256((const __m256i *)&zetas_0[80]);
-    const __m256i zetaqinv_17 = _mm256_load_si256((const __m256i *)&zetas_0[96]);
-    const __m256i zeta_18 = _mm256_load_si256((const __m256i *)&zetas_0[112]);
-    const __m256i zetaqinv_18 = _mm256_load_si256((const __m256i *)&zetas_0[128]);
-    const __m256i zeta_19 = _mm256_load_si256((const __m256i *)&zetas_0[144]);
-    const __m256i zetaqinv_19 = _mm256_load_si256((const __m256i *)&zetas_0[160]);
-    const __m256i zeta_20 = _mm256_load_si256((const __m256i *)&zetas_0[176]);
-    const __m256i zetaqinv_20 = _mm256_load_si256((const __m256i *)&zetas_0[192]);
-    const __m256i zeta_21 = _mm256_load_si256((const __m256i *)&zetas_0[208]);
-    const __m256i zetaqinv_21 = _mm256_load_si256((const __m256i *)&zetas_0[224]);
-    const __m256i zeta_22 = _mm256_load_si256((const __m256i *)&zetas_0[240]);
-    const __m256i zetaqinv_22 = _mm256_load_si256((const __m256i *)&zetas_0[256]);
-    const __m256i zeta_23 = _mm256_load_si256((const __m256i *)&zetas_0[272]);
-    const __m256i zetaqinv_23 = _mm256_load_si256((const __m256i *)&zetas_0[288]);
-    const __m256i zeta_24 = _mm256_load_si256((const __m256i *)&zetas_0[304]);
-    const __m256i zetaqinv_24 = _mm256_load_si256((const __m256i *)&zetas_0[320]);
-    const __m256i zeta_25 = _mm256_load_si256((const __m256i *)&zetas_0[336]);
-    const __m256i zetaqinv_25 = _mm256_load_si256((const __m256i *)&zetas_0[352]);
-    const __m256i zeta_26 = _mm256_load_si256((const __m256i *)&zetas_0[368]);
-    const __m256i zetaqinv_26 = _mm256_load_si256((const __m256i *)&zetas_0[384]);
-    const __m256i zeta_27 = _mm256_load_si256((const __m256i *)&zetas_0[400]);
-    const __m256i zetaqinv_27 = _mm256_load_si256((const __m256i *)&zetas_0[416]);
-    const __m256i zeta_28 = _mm256_load_si256((const __m256i *)&zetas_0[432]);
-    const __m256i zetaqinv_28 = _mm256_load_si256((const __m256i *)&zetas_0[448]);
-    const __m256i zeta_29 = _mm256_load_si256((const __m256i *)&zetas_0[464]);
-    const __m256i zetaqinv_29 = _mm256_load_si256((const __m256i *)&zetas_0[480]);
-    const __m256i zeta_30 = _mm256_load_si256((const __m256i *)&zetas_0[496]);
-    const __m256i zetaqinv_30 = _mm256_load_si256((const __m256i *)&zetas_0[512]);
-    const __m256i zeta_31 = _mm256_load_si256((const __m256i *)&zetas_0[528]);
-    const __m256i zetaqinv_31 = _mm256_load_si256((const __m256i *)&zetas_0[544]);
-    const __m256i zeta_32 = _mm256_load_si256((const __m256i *)&zetas_0[560]);
-    const __m256i zetaqinv_32 = _mm256_load_si256((const __m256i *)&zetas_0[576]);
-    const __m256i zeta_33 = _mm256_load_si256((const __m256i *)&zetas_0[592]);
-    const __m256i zetaqinv_33 = _mm256_load_si256((const __m256i *)&zetas_0[608]);
-    const __m256i zeta_34 = _mm256_load_si256((const __m256i *)&zetas_0[624]);
-    const __m256i zetaqinv_34 = _mm256_load_si256((const __m256i *)&zetas_0[640]);
-    const __m256i zeta_35 = _mm256_load_si256((const __m256i *)&zetas_0[656]);
-    const __m256i zetaqinv_35 = _mm256_load_si256((const __m256i *)&zetas_0[672]);
-    const __m256i zeta_36 = _mm256_load_si256((const __m256i *)&zetas_0[688]);
-    const __m256i zetaqinv_36 = _mm256_load_si256((const __m256i *)&zetas_0[704]);
-    const __m256i zeta_37 = _mm256_load_si256((const __m256i *)&zetas_0[720]);
-    const __m256i zetaqinv_37 = _mm256_load_si256((const __m256i *)&zetas_0[736]);
-    const __m256i zeta_38 = _mm256_load_si256((const __m256i *)&zetas_0[752]);
-    const __m256i zetaqinv_38 = _mm256_load_si256((const __m256i *)&zetas_0[768]);
+    const __m256i zeta_15 = _mm256_load_si256((const __m256i *)&zetas_0[0]);
+    const __m256i zetaqinv_15 = _mm256_load_si256((const __m256i *)&zetas_0[16]);
+    const __m256i zeta_16 = _mm256_load_si256((const __m256i *)&zetas_0[32]);
+    const __m256i zetaqinv_16 = _mm256_load_si256((const __m256i *)&zetas_0[48]);
+    const __m256i zeta_17 = _mm256_load_si256((const __m256i *)&zetas_0[64]);
+    const __m256i zetaqinv_17 = _mm256_load_si256((const __m256i *)&zetas_0[80]);
+    const __m256i zeta_18 = _mm256_load_si256((const __m256i *)&zetas_0[96]);
+    const __m256i zetaqinv_18 = _mm256_load_si256((const __m256i *)&zetas_0[112]);
+    const __m256i zeta_19 = _mm256_load_si256((const __m256i *)&zetas_0[128]);
+    const __m256i zetaqinv_19 = _mm256_load_si256((const __m256i *)&zetas_0[144]);
+    const __m256i zeta_20 = _mm256_load_si256((const __m256i *)&zetas_0[160]);
+    const __m256i zetaqinv_20 = _mm256_load_si256((const __m256i *)&zetas_0[176]);
+    const __m256i zeta_21 = _mm256_load_si256((const __m256i *)&zetas_0[192]);
+    const __m256i zetaqinv_21 = _mm256_load_si256((const __m256i *)&zetas_0[208]);
+    const __m256i zeta_22 = _mm256_load_si256((const __m256i *)&zetas_0[224]);
+    const __m256i zetaqinv_22 = _mm256_load_si256((const __m256i *)&zetas_0[240]);
+    const __m256i zeta_23 = _mm256_load_si256((const __m256i *)&zetas_0[256]);
+    const __m256i zetaqinv_23 = _mm256_load_si256((const __m256i *)&zetas_0[272]);
+    const __m256i zeta_24 = _mm256_load_si256((const __m256i *)&zetas_0[288]);
+    const __m256i zetaqinv_24 = _mm256_load_si256((const __m256i *)&zetas_0[304]);
+    const __m256i zeta_25 = _mm256_load_si256((const __m256i *)&zetas_0[320]);
+    const __m256i zetaqinv_25 = _mm256_load_si256((const __m256i *)&zetas_0[336]);
+    const __m256i zeta_26 = _mm256_load_si256((const __m256i *)&zetas_0[352]);
+    const __m256i zetaqinv_26 = _mm256_load_si256((const __m256i *)&zetas_0[368]);
+    const __m256i zeta_27 = _mm256_load_si256((const __m256i *)&zetas_0[384]);
+    const __m256i zetaqinv_27 = _mm256_load_si256((const __m256i *)&zetas_0[400]);
+    const __m256i zeta_28 = _mm256_load_si256((const __m256i *)&zetas_0[416]);
+    const __m256i zetaqinv_28 = _mm256_load_si256((const __m256i *)&zetas_0[432]);
+    const __m256i zeta_29 = _mm256_load_si256((const __m256i *)&zetas_0[448]);
+    const __m256i zetaqinv_29 = _mm256_load_si256((const __m256i *)&zetas_0[464]);
+    const __m256i zeta_30 = _mm256_load_si256((const __m256i *)&zetas_0[480]);
+    const __m256i zetaqinv_30 = _mm256_load_si256((const __m256i *)&zetas_0[496]);
+    const __m256i zeta_31 = _mm256_load_si256((const __m256i *)&zetas_0[512]);
+    const __m256i zetaqinv_31 = _mm256_load_si256((const __m256i *)&zetas_0[528]);
+    const __m256i zeta_32 = _mm256_load_si256((const __m256i *)&zetas_0[544]);
+    const __m256i zetaqinv_32 = _mm256_load_si256((const __m256i *)&zetas_0[560]);
+    const __m256i zeta_33 = _mm256_load_si256((const __m256i *)&zetas_0[576]);
+    const __m256i zetaqinv_33 = _mm256_load_si256((const __m256i *)&zetas_0[592]);
+    const __m256i zeta_34 = _mm256_load_si256((const __m256i *)&zetas_0[608]);
+    const __m256i zetaqinv_34 = _mm256_load_si256((const __m256i *)&zetas_0[624]);
+    const __m256i zeta_35 = _mm256_load_si256((const __m256i *)&zetas_0[640]);
+    const __m256i zetaqinv_35 = _mm256_load_si256((const __m256i *)&zetas_0[656]);
+    const __m256i zeta_36 = _mm256_load_si256((const __m256i *)&zetas_0[672]);
+    const __m256i zetaqinv_36 = _mm256_load_si256((const __m256i *)&zetas_0[688]);
+    const __m256i zeta_37 = _mm256_load_si256((const __m256i *)&zetas_0[704]);
+    const __m256i zetaqinv_37 = _mm256_load_si256((const __m256i *)&zetas_0[720]);
+    const __m256i zeta_38 = _mm256_load_si256((const __m256i *)&zetas_0[736]);
+    const __m256i zetaqinv_38 = _mm256_load_si256((const __m256i *)&zetas_0[752]);
     const __m256i x_48 = _mm256_loadu_si256((const __m256i *)&r[16]);
     const __m256i x_49 = _mm256_loadu_si256((const __m256i *)&r[144]);
     const __m256i x_50 = _mm256_add_epi16(x_46, t_10);
@@ -764,9 +714,9 @@ part_1:;
     const __m256i x_103 = _mm256_permute2x128_si256(x_97, x_99, 49);
     const __m256i t_36 = nttgen_mlkem_avx2_montmul(x_101, zeta_17, zetaqinv_17);
     const __m256i t_37 = nttgen_mlkem_avx2_montmul(x_103, zeta_21, zetaqinv_21);
-    const __m256i x_104 = _mm256_add_epi16(x_77, t_29);
     goto part_2;
 part_2:;
+    const __m256i x_104 = _mm256_add_epi16(x_77, t_29);
     const __m256i x_105 = _mm256_sub_epi16(x_77, t_29);
     const __m256i x_106 = _mm256_add_epi16(x_79, t_31);
     const __m256i x_107 = _mm256_sub_epi16(x_79, t_31);
@@ -894,9 +844,9 @@ part_2:;
     _mm256_storeu_si256((__m256i *)&r[192], x_204);
     _mm256_storeu_si256((__m256i *)&r[32], x_188);
     _mm256_storeu_si256((__m256i *)&r[160], x_194);
-    _mm256_storeu_si256((__m256i *)&r[96], x_200);
     goto part_3;
 part_3:;
+    _mm256_storeu_si256((__m256i *)&r[96], x_200);
     _mm256_storeu_si256((__m256i *)&r[224], x_206);
     _mm256_storeu_si256((__m256i *)&r[16], x_187);
     _mm256_storeu_si256((__m256i *)&r[144], x_193);
@@ -2144,8 +2094,9 @@ void nttgen_mlkem_avx2_from_standard(int16_t a[256]) {
  *   cond_add_q 16, shuffle 48, zip 16, const 8
  */
 static NTTGEN_NOINLINE void nttgen_mlkem_avx2_mul_core(int16_t r[256], const int16_t b[256]) {
-    const int16_t *zetas_0 = nttgen_mlkem_avx2_mul_core_zetas;
-    NTTGEN_GCC_OPAQUE(zetas_0);
+    const int32_t *zetas_x2_0 = nttgen_mlkem_avx2_ntt_from_zetas_x2;
+    NTTGEN_GCC_OPAQUE(zetas_x2_0);
+    const int16_t *const zetas_0 = nttgen_mlkem_avx2_ntt_from_zetas;
     const int16_t *const gammas_fused_0 = nttgen_mlkem_avx2_mul_core_gammas_fused;
     const int16_t *const zetas_dit_0 = nttgen_mlkem_avx2_intt_zetas_dit;
     const int16_t *const twist_0 = nttgen_mlkem_avx2_intt_twist;
@@ -2155,8 +2106,8 @@ static NTTGEN_NOINLINE void nttgen_mlkem_avx2_mul_core(int16_t r[256], const int
 #endif
     // layers 0, 1, 2, 3, 4, 5, 6: 16 register(s) per chunk
     // inverse layers 0, 1, 2, 3, 4, 5, 6: 16 register(s) per chunk
-    const __m256i zeta_0 = _mm256_set1_epi16(zetas_0[768]);
-    const __m256i zetaqinv_0 = _mm256_set1_epi16(zetas_0[769]);
+    const __m256i zeta_0 = _mm256_set1_epi32(zetas_x2_0[0]);
+    const __m256i zetaqinv_0 = _mm256_set1_epi32(zetas_x2_0[1]);
     const __m256i x_0 = _mm256_loadu_si256((const __m256i *)&b[240]);
     const __m256i pin_0 = nttgen_mlkem_avx2_keep(x_0);
     const __m256i t_0 = nttgen_mlkem_avx2_montmul(pin_0, zeta_0, zetaqinv_0);
@@ -2164,10 +2115,10 @@ static NTTGEN_NOINLINE void nttgen_mlkem_avx2_mul_core(int16_t r[256], const int
     const __m256i x_2 = _mm256_loadu_si256((const __m256i *)&b[208]);
     const __m256i x_3 = _mm256_loadu_si256((const __m256i *)&b[176]);
     const __m256i x_4 = _mm256_loadu_si256((const __m256i *)&b[112]);
-    const __m256i zeta_1 = _mm256_set1_epi16(zetas_0[770]);
-    const __m256i zetaqinv_1 = _mm256_set1_epi16(zetas_0[771]);
-    const __m256i zeta_2 = _mm256_set1_epi16(zetas_0[772]);
-    const __m256i zetaqinv_2 = _mm256_set1_epi16(zetas_0[773]);
+    const __m256i zeta_1 = _mm256_set1_epi32(zetas_x2_0[2]);
+    const __m256i zetaqinv_1 = _mm256_set1_epi32(zetas_x2_0[3]);
+    const __m256i zeta_2 = _mm256_set1_epi32(zetas_x2_0[4]);
+    const __m256i zetaqinv_2 = _mm256_set1_epi32(zetas_x2_0[5]);
     const __m256i pin_1 = nttgen_mlkem_avx2_keep(x_1);
     const __m256i t_1 = nttgen_mlkem_avx2_montmul(pin_1, zeta_0, zetaqinv_0);
     const __m256i pin_2 = nttgen_mlkem_avx2_keep(x_2);
@@ -2184,14 +2135,14 @@ static NTTGEN_NOINLINE void nttgen_mlkem_avx2_mul_core(int16_t r[256], const int
     const __m256i x_10 = _mm256_loadu_si256((const __m256i *)&b[144]);
     const __m256i x_11 = _mm256_loadu_si256((const __m256i *)&b[80]);
     const __m256i x_12 = _mm256_loadu_si256((const __m256i *)&b[48]);
-    const __m256i zeta_3 = _mm256_set1_epi16(zetas_0[774]);
-    const __m256i zetaqinv_3 = _mm256_set1_epi16(zetas_0[775]);
-    const __m256i zeta_4 = _mm256_set1_epi16(zetas_0[776]);
-    const __m256i zetaqinv_4 = _mm256_set1_epi16(zetas_0[777]);
-    const __m256i zeta_5 = _mm256_set1_epi16(zetas_0[778]);
-    const __m256i zetaqinv_5 = _mm256_set1_epi16(zetas_0[779]);
-    const __m256i zeta_6 = _mm256_set1_epi16(zetas_0[780]);
-    const __m256i zetaqinv_6 = _mm256_set1_epi16(zetas_0[781]);
+    const __m256i zeta_3 = _mm256_set1_epi32(zetas_x2_0[6]);
+    const __m256i zetaqinv_3 = _mm256_set1_epi32(zetas_x2_0[7]);
+    const __m256i zeta_4 = _mm256_set1_epi32(zetas_x2_0[8]);
+    const __m256i zetaqinv_4 = _mm256_set1_epi32(zetas_x2_0[9]);
+    const __m256i zeta_5 = _mm256_set1_epi32(zetas_x2_0[10]);
+    const __m256i zetaqinv_5 = _mm256_set1_epi32(zetas_x2_0[11]);
+    const __m256i zeta_6 = _mm256_set1_epi32(zetas_x2_0[12]);
+    const __m256i zetaqinv_6 = _mm256_set1_epi32(zetas_x2_0[13]);
     const __m256i pin_4 = nttgen_mlkem_avx2_keep(x_7);
     const __m256i t_6 = nttgen_mlkem_avx2_montmul(pin_4, zeta_0, zetaqinv_0);
     const __m256i pin_5 = nttgen_mlkem_avx2_keep(x_8);
@@ -2217,22 +2168,22 @@ static NTTGEN_NOINLINE void nttgen_mlkem_avx2_mul_core(int16_t r[256], const int
     const __m256i t_15 = nttgen_mlkem_avx2_montmul(x_20, zeta_5, zetaqinv_5);
     const __m256i t_16 = nttgen_mlkem_avx2_montmul(x_22, zeta_6, zetaqinv_6);
     const __m256i x_23 = _mm256_loadu_si256((const __m256i *)&b[128]);
-    const __m256i zeta_7 = _mm256_set1_epi16(zetas_0[782]);
-    const __m256i zetaqinv_7 = _mm256_set1_epi16(zetas_0[783]);
-    const __m256i zeta_8 = _mm256_set1_epi16(zetas_0[784]);
-    const __m256i zetaqinv_8 = _mm256_set1_epi16(zetas_0[785]);
-    const __m256i zeta_9 = _mm256_set1_epi16(zetas_0[786]);
-    const __m256i zetaqinv_9 = _mm256_set1_epi16(zetas_0[787]);
-    const __m256i zeta_10 = _mm256_set1_epi16(zetas_0[788]);
-    const __m256i zetaqinv_10 = _mm256_set1_epi16(zetas_0[789]);
-    const __m256i zeta_11 = _mm256_set1_epi16(zetas_0[790]);
-    const __m256i zetaqinv_11 = _mm256_set1_epi16(zetas_0[791]);
-    const __m256i zeta_12 = _mm256_set1_epi16(zetas_0[792]);
-    const __m256i zetaqinv_12 = _mm256_set1_epi16(zetas_0[793]);
-    const __m256i zeta_13 = _mm256_set1_epi16(zetas_0[794]);
-    const __m256i zetaqinv_13 = _mm256_set1_epi16(zetas_0[795]);
-    const __m256i zeta_14 = _mm256_set1_epi16(zetas_0[796]);
-    const __m256i zetaqinv_14 = _mm256_set1_epi16(zetas_0[797]);
+    const __m256i zeta_7 = _mm256_set1_epi32(zetas_x2_0[14]);
+    const __m256i zetaqinv_7 = _mm256_set1_epi32(zetas_x2_0[15]);
+    const __m256i zeta_8 = _mm256_set1_epi32(zetas_x2_0[16]);
+    const __m256i zetaqinv_8 = _mm256_set1_epi32(zetas_x2_0[17]);
+    const __m256i zeta_9 = _mm256_set1_epi32(zetas_x2_0[18]);
+    const __m256i zetaqinv_9 = _mm256_set1_epi32(zetas_x2_0[19]);
+    const __m256i zeta_10 = _mm256_set1_epi32(zetas_x2_0[20]);
+    const __m256i zetaqinv_10 = _mm256_set1_epi32(zetas_x2_0[21]);
+    const __m256i zeta_11 = _mm256_set1_epi32(zetas_x2_0[22]);
+    const __m256i zetaqinv_11 = _mm256_set1_epi32(zetas_x2_0[23]);
+    const __m256i zeta_12 = _mm256_set1_epi32(zetas_x2_0[24]);
+    const __m256i zetaqinv_12 = _mm256_set1_epi32(zetas_x2_0[25]);
+    const __m256i zeta_13 = _mm256_set1_epi32(zetas_x2_0[26]);
+    const __m256i zetaqinv_13 = _mm256_set1_epi32(zetas_x2_0[27]);
+    const __m256i zeta_14 = _mm256_set1_epi32(zetas_x2_0[28]);
+    const __m256i zetaqinv_14 = _mm256_set1_epi32(zetas_x2_0[29]);
     const __m256i pin_7 = nttgen_mlkem_avx2_keep(x_23);
     const __m256i t_17 = nttgen_mlkem_avx2_montmul(pin_7, zeta_0, zetaqinv_0);
     const __m256i zeta_15 = _mm256_load_si256((const __m256i *)&zetas_0[0]);
@@ -2275,9 +2226,9 @@ static NTTGEN_NOINLINE void nttgen_mlkem_avx2_mul_core(int16_t r[256], const int
     const __m256i zetaqinv_33 = _mm256_load_si256((const __m256i *)&zetas_0[560]);
     const __m256i zeta_34 = _mm256_load_si256((const __m256i *)&zetas_0[576]);
     const __m256i zetaqinv_34 = _mm256_load_si256((const __m256i *)&zetas_0[592]);
-    const __m256i zeta_35 = _mm256_load_si256((const __m256i *)&zetas_0[672]);
     goto part_1;
 part_1:;
+    const __m256i zeta_35 = _mm256_load_si256((const __m256i *)&zetas_0[672]);
     const __m256i zetaqinv_35 = _mm256_load_si256((const __m256i *)&zetas_0[688]);
     const __m256i zeta_36 = _mm256_load_si256((const __m256i *)&zetas_0[704]);
     const __m256i zetaqinv_36 = _mm256_load_si256((const __m256i *)&zetas_0[720]);
@@ -2405,9 +2356,9 @@ part_1:;
     const __m256i x_43 = _mm256_add_epi16(x_39, t_14);
     const __m256i x_44 = _mm256_sub_epi16(x_39, t_14);
     const __m256i t_26 = nttgen_mlkem_avx2_montmul(x_43, zeta_8, zetaqinv_8);
-    const __m256i t_27 = nttgen_mlkem_avx2_montmul(x_44, zeta_12, zetaqinv_12);
     goto part_2;
 part_2:;
+    const __m256i t_27 = nttgen_mlkem_avx2_montmul(x_44, zeta_12, zetaqinv_12);
     const __m256i x_45 = _mm256_add_epi16(x_38, t_15);
     const __m256i x_46 = _mm256_sub_epi16(x_38, t_15);
     const __m256i t_28 = nttgen_mlkem_avx2_montmul(x_45, zeta_9, zetaqinv_9);
@@ -2535,9 +2486,9 @@ part_2:;
     const __m256i x_145 = _mm256_add_epi16(x_102, t_41);
     const __m256i x_146 = _mm256_sub_epi16(x_110, t_43);
     const __m256i x_147 = _mm256_unpacklo_epi64(x_144, x_146);
-    const __m256i x_148 = _mm256_unpackhi_epi64(x_144, x_146);
     goto part_3;
 part_3:;
+    const __m256i x_148 = _mm256_unpackhi_epi64(x_144, x_146);
     const __m256i t_52 = nttgen_mlkem_avx2_montmul(x_148, zeta_34, zetaqinv_34);
     const __m256i x_149 = _mm256_add_epi16(x_110, t_43);
     const __m256i x_150 = _mm256_unpacklo_epi64(x_145, x_149);
@@ -2665,9 +2616,9 @@ part_3:;
     const __m256i x_197 = nttgen_mlkem_avx2_ilv16_hi(r_4, r_5);
     const __m256i bq_10 = _mm256_mullo_epi16(x_180, qinv_3);
     const __m256i pin_26 = nttgen_mlkem_avx2_keep(a_9);
-    const __m256i p_24 = nttgen_mlkem_avx2_montmul(pin_26, x_180, bq_10);
     goto part_4;
 part_4:;
+    const __m256i p_24 = nttgen_mlkem_avx2_montmul(pin_26, x_180, bq_10);
     const __m256i pin_27 = nttgen_mlkem_avx2_keep(a_5);
     const __m256i p_25 = nttgen_mlkem_avx2_montmul(pin_27, x_180, bq_10);
     const __m256i r_6 = _mm256_add_epi16(p_24, p_13);
@@ -2795,9 +2746,9 @@ part_4:;
     const __m256i t_73 = nttgen_mlkem_avx2_montmul(x_259, zeta_41, zetaqinv_41);
     const __m256i x_260 = _mm256_add_epi16(x_208, x_210);
     const __m256i x_261 = _mm256_sub_epi16(x_208, x_210);
-    const __m256i x_262 = _mm256_unpacklo_epi64(x_260, x_261);
     goto part_5;
 part_5:;
+    const __m256i x_262 = _mm256_unpacklo_epi64(x_260, x_261);
     const __m256i x_263 = _mm256_unpackhi_epi64(x_260, x_261);
     const __m256i x_264 = _mm256_add_epi16(x_230, t_59);
     const __m256i x_265 = _mm256_sub_epi16(x_230, t_59);
@@ -2925,9 +2876,9 @@ part_5:;
     const __m256i x_351 = _mm256_sub_epi16(red_3, t_95);
     const __m256i x_352 = _mm256_add_epi16(x_346, t_96);
     const __m256i x_353 = _mm256_sub_epi16(x_346, t_96);
-    const __m256i x_354 = nttgen_mlkem_avx2_montmul(x_352, tw_0, twqinv_0);
     goto part_6;
 part_6:;
+    const __m256i x_354 = nttgen_mlkem_avx2_montmul(x_352, tw_0, twqinv_0);
     const __m256i x_355 = nttgen_mlkem_avx2_montmul(x_353, tw_1, twqinv_1);
     const __m256i red_6 = nttgen_mlkem_avx2_cond_add_q(x_354);
     const __m256i red_7 = nttgen_mlkem_avx2_cond_add_q(x_355);

@@ -272,7 +272,7 @@ static inline __m512i nttgen_mlkem_avx512_unzip32_hi(__m512i a, __m512i b) {
 // twiddles zeta_k = r^brv(k), Montgomery form, pairs (z, z*q^-1 mod beta), in consumption order: as
 //  lane vectors, or as one pair where all lanes share it (twiddles equal to 1 are not stored)
 // clang-format off
-NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_avx512_ntt_from_zetas[1056] = {
+NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_avx512_ntt_from_zetas[1024] = {
     // pass 0: layer(s) 0, 1, 2, 3, 4, 5, 6
     -171, -171, -171, -171, -171, -171, -171, -171, -171, -171, -171, -171, -171, -171, -171, -171, 962, 962, 962, 962, 962, 962, 962, 962, 962, 962, 962, 962, 962, 962, 962, 962,
     -20907, -20907, -20907, -20907, -20907, -20907, -20907, -20907, -20907, -20907, -20907, -20907, -20907, -20907, -20907, -20907, 10690, 10690, 10690, 10690, 10690, 10690, 10690, 10690, 10690, 10690, 10690, 10690, 10690, 10690, 10690, 10690,
@@ -306,7 +306,15 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_avx512_ntt_from_zetas[1056] =
     11182, 11182, 13131, 13131, -14233, -14233, 23092, 23092, -32502, -32502, 20100, 20100, -18741, -18741, 19529, 19529, 20297, 20297, -6280, -6280, 15355, 15355, -11044, -11044, -21498, -21498, -23860, -23860, 23210, 23210, 7756, 7756,
     843, 843, -235, -235, 105, 105, 1653, 1653, -147, -147, 349, 349, 1119, 1119, -75, -75, 610, 610, -1335, -1335, 384, 384, -1659, -1659, 794, 794, 991, 991, 478, 478, 1628, 1628,
     13387, 13387, -4587, -4587, -21655, -21655, 5493, 5493, 30317, 30317, 18525, 18525, 12639, 12639, -12619, -12619, 2146, 2146, -14903, -14903, -32384, -32384, 14469, 14469, -20198, -20198, -20257, -20257, -17442, -17442, 23132, 23132,
-    -758, 31498, -359, 14745, -1517, 787, 1493, 13525, 287, 28191, 1422, -12402, 202, -16694, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+};
+// clang-format on
+
+// twiddles zeta_k = r^brv(k), Montgomery form, pairs (z, z*q^-1 mod beta), in consumption order: as
+//  lane vectors, or as one pair where all lanes share it (twiddles equal to 1 are not stored) (each
+//  entry in both halves of a word, for broadcasts of a word)
+// clang-format off
+NTTGEN_ALIGN(64) static const int32_t nttgen_mlkem_avx512_ntt_from_zetas_x2[14] = {
+    -49611510, 2064284426, -23462247, 966343065, -99354093, 51577619, 97846741, 886387925, 18809119, 1847553567, 93193614, -812724338, 13238474, -1094009142,
 };
 // clang-format on
 
@@ -402,24 +410,25 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_avx512_mul_both_gammas_fused[
  * Ops per call: load 54, store 8, add 28, sub 28, montmul 28, shuffle 16, zip 4
  */
 static NTTGEN_NOINLINE void nttgen_mlkem_avx512_ntt_from(int16_t r[256], const int16_t a[256]) {
-    const int16_t *zetas_0 = nttgen_mlkem_avx512_ntt_from_zetas;
-    NTTGEN_GCC_OPAQUE(zetas_0);
+    const int32_t *zetas_x2_0 = nttgen_mlkem_avx512_ntt_from_zetas_x2;
+    NTTGEN_GCC_OPAQUE(zetas_x2_0);
+    const int16_t *const zetas_0 = nttgen_mlkem_avx512_ntt_from_zetas;
 #ifdef NTTGEN_DEBUG
     nttgen_mlkem_avx512_assert_range(a, 256, -3328, 3328);
 #endif
     // layers 0, 1, 2, 3, 4, 5, 6: 8 register(s) per chunk
-    const __m512i zeta_0 = _mm512_set1_epi16(zetas_0[1024]);
-    const __m512i zetaqinv_0 = _mm512_set1_epi16(zetas_0[1025]);
+    const __m512i zeta_0 = _mm512_set1_epi32(zetas_x2_0[0]);
+    const __m512i zetaqinv_0 = _mm512_set1_epi32(zetas_x2_0[1]);
     const __m512i x_0 = _mm512_loadu_si512((const __m512i *)&a[224]);
     const __m512i pin_0 = nttgen_mlkem_avx512_keep(x_0);
     const __m512i t_0 = nttgen_mlkem_avx512_montmul(pin_0, zeta_0, zetaqinv_0);
     const __m512i x_1 = _mm512_loadu_si512((const __m512i *)&a[192]);
     const __m512i x_2 = _mm512_loadu_si512((const __m512i *)&a[160]);
     const __m512i x_3 = _mm512_loadu_si512((const __m512i *)&a[96]);
-    const __m512i zeta_1 = _mm512_set1_epi16(zetas_0[1026]);
-    const __m512i zetaqinv_1 = _mm512_set1_epi16(zetas_0[1027]);
-    const __m512i zeta_2 = _mm512_set1_epi16(zetas_0[1028]);
-    const __m512i zetaqinv_2 = _mm512_set1_epi16(zetas_0[1029]);
+    const __m512i zeta_1 = _mm512_set1_epi32(zetas_x2_0[2]);
+    const __m512i zetaqinv_1 = _mm512_set1_epi32(zetas_x2_0[3]);
+    const __m512i zeta_2 = _mm512_set1_epi32(zetas_x2_0[4]);
+    const __m512i zetaqinv_2 = _mm512_set1_epi32(zetas_x2_0[5]);
     const __m512i pin_1 = nttgen_mlkem_avx512_keep(x_1);
     const __m512i t_1 = nttgen_mlkem_avx512_montmul(pin_1, zeta_0, zetaqinv_0);
     const __m512i pin_2 = nttgen_mlkem_avx512_keep(x_2);
@@ -431,14 +440,14 @@ static NTTGEN_NOINLINE void nttgen_mlkem_avx512_ntt_from(int16_t r[256], const i
     const __m512i x_6 = _mm512_loadu_si512((const __m512i *)&a[128]);
     const __m512i x_7 = _mm512_loadu_si512((const __m512i *)&a[64]);
     const __m512i x_8 = _mm512_loadu_si512((const __m512i *)&a[32]);
-    const __m512i zeta_3 = _mm512_set1_epi16(zetas_0[1030]);
-    const __m512i zetaqinv_3 = _mm512_set1_epi16(zetas_0[1031]);
-    const __m512i zeta_4 = _mm512_set1_epi16(zetas_0[1032]);
-    const __m512i zetaqinv_4 = _mm512_set1_epi16(zetas_0[1033]);
-    const __m512i zeta_5 = _mm512_set1_epi16(zetas_0[1034]);
-    const __m512i zetaqinv_5 = _mm512_set1_epi16(zetas_0[1035]);
-    const __m512i zeta_6 = _mm512_set1_epi16(zetas_0[1036]);
-    const __m512i zetaqinv_6 = _mm512_set1_epi16(zetas_0[1037]);
+    const __m512i zeta_3 = _mm512_set1_epi32(zetas_x2_0[6]);
+    const __m512i zetaqinv_3 = _mm512_set1_epi32(zetas_x2_0[7]);
+    const __m512i zeta_4 = _mm512_set1_epi32(zetas_x2_0[8]);
+    const __m512i zetaqinv_4 = _mm512_set1_epi32(zetas_x2_0[9]);
+    const __m512i zeta_5 = _mm512_set1_epi32(zetas_x2_0[10]);
+    const __m512i zetaqinv_5 = _mm512_set1_epi32(zetas_x2_0[11]);
+    const __m512i zeta_6 = _mm512_set1_epi32(zetas_x2_0[12]);
+    const __m512i zetaqinv_6 = _mm512_set1_epi32(zetas_x2_0[13]);
     const __m512i pin_3 = nttgen_mlkem_avx512_keep(x_6);
     const __m512i t_5 = nttgen_mlkem_avx512_montmul(pin_3, zeta_0, zetaqinv_0);
     const __m512i x_9 = _mm512_add_epi16(x_7, t_1);
@@ -532,9 +541,9 @@ static NTTGEN_NOINLINE void nttgen_mlkem_avx512_ntt_from(int16_t r[256], const i
     const __m512i x_59 = _mm512_sub_epi16(x_50, t_17);
     const __m512i x_60 = _mm512_add_epi16(x_52, t_18);
     const __m512i x_61 = _mm512_sub_epi16(x_52, t_18);
-    const __m512i x_62 = _mm512_add_epi16(x_54, t_19);
     goto part_1;
 part_1:;
+    const __m512i x_62 = _mm512_add_epi16(x_54, t_19);
     const __m512i x_63 = _mm512_sub_epi16(x_54, t_19);
     const __m512i x_64 = _mm512_unpacklo_epi32(x_56, x_60);
     const __m512i x_65 = _mm512_unpackhi_epi32(x_56, x_60);
@@ -1951,10 +1960,12 @@ void nttgen_mlkem_avx512_from_standard(int16_t a[256]) {
  */
 static NTTGEN_NOINLINE void nttgen_mlkem_avx512_mul_both(int16_t r[256], const int16_t a[256],
                                                          const int16_t b[256]) {
-    const int16_t *zetas_0 = nttgen_mlkem_avx512_ntt_from_zetas;
-    NTTGEN_GCC_OPAQUE(zetas_0);
-    const int16_t *zetas_1 = nttgen_mlkem_avx512_ntt_from_zetas;
-    NTTGEN_GCC_OPAQUE(zetas_1);
+    const int32_t *zetas_x2_0 = nttgen_mlkem_avx512_ntt_from_zetas_x2;
+    NTTGEN_GCC_OPAQUE(zetas_x2_0);
+    const int32_t *zetas_x2_1 = nttgen_mlkem_avx512_ntt_from_zetas_x2;
+    NTTGEN_GCC_OPAQUE(zetas_x2_1);
+    const int16_t *const zetas_0 = nttgen_mlkem_avx512_ntt_from_zetas;
+    const int16_t *const zetas_1 = nttgen_mlkem_avx512_ntt_from_zetas;
     const int16_t *const gammas_fused_0 = nttgen_mlkem_avx512_mul_both_gammas_fused;
     const int16_t *const zetas_dit_0 = nttgen_mlkem_avx512_intt_zetas_dit;
     const int16_t *const twist_0 = nttgen_mlkem_avx512_intt_twist;
@@ -1965,11 +1976,11 @@ static NTTGEN_NOINLINE void nttgen_mlkem_avx512_mul_both(int16_t r[256], const i
     // layers 0, 1, 2, 3, 4, 5, 6: 8 register(s) per chunk
     // layers 0, 1, 2, 3, 4, 5, 6: 8 register(s) per chunk
     // inverse layers 0, 1, 2, 3, 4, 5, 6: 8 register(s) per chunk
-    const __m512i zeta_0 = _mm512_set1_epi16(zetas_0[1024]);
-    const __m512i zetaqinv_0 = _mm512_set1_epi16(zetas_0[1025]);
+    const __m512i zeta_0 = _mm512_set1_epi32(zetas_x2_0[0]);
+    const __m512i zetaqinv_0 = _mm512_set1_epi32(zetas_x2_0[1]);
     const __m512i x_0 = _mm512_loadu_si512((const __m512i *)&b[224]);
-    const __m512i zeta_1 = _mm512_set1_epi16(zetas_1[1024]);
-    const __m512i zetaqinv_1 = _mm512_set1_epi16(zetas_1[1025]);
+    const __m512i zeta_1 = _mm512_set1_epi32(zetas_x2_1[0]);
+    const __m512i zetaqinv_1 = _mm512_set1_epi32(zetas_x2_1[1]);
     const __m512i x_1 = _mm512_loadu_si512((const __m512i *)&a[224]);
     const __m512i pin_0 = nttgen_mlkem_avx512_keep(x_0);
     const __m512i t_0 = nttgen_mlkem_avx512_montmul(pin_0, zeta_0, zetaqinv_0);
@@ -1978,10 +1989,10 @@ static NTTGEN_NOINLINE void nttgen_mlkem_avx512_mul_both(int16_t r[256], const i
     const __m512i x_4 = _mm512_loadu_si512((const __m512i *)&b[96]);
     const __m512i pin_1 = nttgen_mlkem_avx512_keep(x_1);
     const __m512i t_1 = nttgen_mlkem_avx512_montmul(pin_1, zeta_1, zetaqinv_1);
-    const __m512i zeta_2 = _mm512_set1_epi16(zetas_0[1026]);
-    const __m512i zetaqinv_2 = _mm512_set1_epi16(zetas_0[1027]);
-    const __m512i zeta_3 = _mm512_set1_epi16(zetas_0[1028]);
-    const __m512i zetaqinv_3 = _mm512_set1_epi16(zetas_0[1029]);
+    const __m512i zeta_2 = _mm512_set1_epi32(zetas_x2_0[2]);
+    const __m512i zetaqinv_2 = _mm512_set1_epi32(zetas_x2_0[3]);
+    const __m512i zeta_3 = _mm512_set1_epi32(zetas_x2_0[4]);
+    const __m512i zetaqinv_3 = _mm512_set1_epi32(zetas_x2_0[5]);
     const __m512i x_5 = _mm512_loadu_si512((const __m512i *)&a[192]);
     const __m512i x_6 = _mm512_loadu_si512((const __m512i *)&a[160]);
     const __m512i x_7 = _mm512_loadu_si512((const __m512i *)&a[96]);
@@ -1991,10 +2002,10 @@ static NTTGEN_NOINLINE void nttgen_mlkem_avx512_mul_both(int16_t r[256], const i
     const __m512i t_3 = nttgen_mlkem_avx512_montmul(pin_3, zeta_0, zetaqinv_0);
     const __m512i x_8 = _mm512_add_epi16(x_4, t_0);
     const __m512i x_9 = _mm512_sub_epi16(x_4, t_0);
-    const __m512i zeta_4 = _mm512_set1_epi16(zetas_1[1026]);
-    const __m512i zetaqinv_4 = _mm512_set1_epi16(zetas_1[1027]);
-    const __m512i zeta_5 = _mm512_set1_epi16(zetas_1[1028]);
-    const __m512i zetaqinv_5 = _mm512_set1_epi16(zetas_1[1029]);
+    const __m512i zeta_4 = _mm512_set1_epi32(zetas_x2_1[2]);
+    const __m512i zetaqinv_4 = _mm512_set1_epi32(zetas_x2_1[3]);
+    const __m512i zeta_5 = _mm512_set1_epi32(zetas_x2_1[4]);
+    const __m512i zetaqinv_5 = _mm512_set1_epi32(zetas_x2_1[5]);
     const __m512i t_4 = nttgen_mlkem_avx512_montmul(x_8, zeta_2, zetaqinv_2);
     const __m512i t_5 = nttgen_mlkem_avx512_montmul(x_9, zeta_3, zetaqinv_3);
     const __m512i x_10 = _mm512_loadu_si512((const __m512i *)&b[128]);
@@ -2008,14 +2019,14 @@ static NTTGEN_NOINLINE void nttgen_mlkem_avx512_mul_both(int16_t r[256], const i
     const __m512i x_14 = _mm512_sub_epi16(x_7, t_1);
     const __m512i t_8 = nttgen_mlkem_avx512_montmul(x_13, zeta_4, zetaqinv_4);
     const __m512i t_9 = nttgen_mlkem_avx512_montmul(x_14, zeta_5, zetaqinv_5);
-    const __m512i zeta_6 = _mm512_set1_epi16(zetas_0[1030]);
-    const __m512i zetaqinv_6 = _mm512_set1_epi16(zetas_0[1031]);
-    const __m512i zeta_7 = _mm512_set1_epi16(zetas_0[1032]);
-    const __m512i zetaqinv_7 = _mm512_set1_epi16(zetas_0[1033]);
-    const __m512i zeta_8 = _mm512_set1_epi16(zetas_0[1034]);
-    const __m512i zetaqinv_8 = _mm512_set1_epi16(zetas_0[1035]);
-    const __m512i zeta_9 = _mm512_set1_epi16(zetas_0[1036]);
-    const __m512i zetaqinv_9 = _mm512_set1_epi16(zetas_0[1037]);
+    const __m512i zeta_6 = _mm512_set1_epi32(zetas_x2_0[6]);
+    const __m512i zetaqinv_6 = _mm512_set1_epi32(zetas_x2_0[7]);
+    const __m512i zeta_7 = _mm512_set1_epi32(zetas_x2_0[8]);
+    const __m512i zetaqinv_7 = _mm512_set1_epi32(zetas_x2_0[9]);
+    const __m512i zeta_8 = _mm512_set1_epi32(zetas_x2_0[10]);
+    const __m512i zetaqinv_8 = _mm512_set1_epi32(zetas_x2_0[11]);
+    const __m512i zeta_9 = _mm512_set1_epi32(zetas_x2_0[12]);
+    const __m512i zetaqinv_9 = _mm512_set1_epi32(zetas_x2_0[13]);
     const __m512i x_15 = _mm512_loadu_si512((const __m512i *)&a[128]);
     const __m512i x_16 = _mm512_loadu_si512((const __m512i *)&a[64]);
     const __m512i x_17 = _mm512_loadu_si512((const __m512i *)&a[32]);
@@ -2031,14 +2042,14 @@ static NTTGEN_NOINLINE void nttgen_mlkem_avx512_mul_both(int16_t r[256], const i
     const __m512i x_23 = _mm512_sub_epi16(x_20, t_4);
     const __m512i x_24 = _mm512_add_epi16(x_21, t_5);
     const __m512i x_25 = _mm512_sub_epi16(x_21, t_5);
-    const __m512i zeta_10 = _mm512_set1_epi16(zetas_1[1030]);
-    const __m512i zetaqinv_10 = _mm512_set1_epi16(zetas_1[1031]);
-    const __m512i zeta_11 = _mm512_set1_epi16(zetas_1[1032]);
-    const __m512i zetaqinv_11 = _mm512_set1_epi16(zetas_1[1033]);
-    const __m512i zeta_12 = _mm512_set1_epi16(zetas_1[1034]);
-    const __m512i zetaqinv_12 = _mm512_set1_epi16(zetas_1[1035]);
-    const __m512i zeta_13 = _mm512_set1_epi16(zetas_1[1036]);
-    const __m512i zetaqinv_13 = _mm512_set1_epi16(zetas_1[1037]);
+    const __m512i zeta_10 = _mm512_set1_epi32(zetas_x2_1[6]);
+    const __m512i zetaqinv_10 = _mm512_set1_epi32(zetas_x2_1[7]);
+    const __m512i zeta_11 = _mm512_set1_epi32(zetas_x2_1[8]);
+    const __m512i zetaqinv_11 = _mm512_set1_epi32(zetas_x2_1[9]);
+    const __m512i zeta_12 = _mm512_set1_epi32(zetas_x2_1[10]);
+    const __m512i zetaqinv_12 = _mm512_set1_epi32(zetas_x2_1[11]);
+    const __m512i zeta_13 = _mm512_set1_epi32(zetas_x2_1[12]);
+    const __m512i zetaqinv_13 = _mm512_set1_epi32(zetas_x2_1[13]);
     const __m512i t_13 = nttgen_mlkem_avx512_montmul(x_22, zeta_6, zetaqinv_6);
     const __m512i t_14 = nttgen_mlkem_avx512_montmul(x_24, zeta_7, zetaqinv_7);
     const __m512i t_15 = nttgen_mlkem_avx512_montmul(x_23, zeta_8, zetaqinv_8);
@@ -2082,10 +2093,10 @@ static NTTGEN_NOINLINE void nttgen_mlkem_avx512_mul_both(int16_t r[256], const i
     const __m512i x_46 = _mm512_add_epi16(x_39, t_15);
     const __m512i x_47 = _mm512_sub_epi16(x_39, t_15);
     const __m512i x_48 = _mm512_add_epi16(x_41, t_16);
-    const __m512i x_49 = _mm512_sub_epi16(x_41, t_16);
-    const __m512i x_50 = _mm512_shuffle_i64x2(x_42, x_44, 68);
     goto part_1;
 part_1:;
+    const __m512i x_49 = _mm512_sub_epi16(x_41, t_16);
+    const __m512i x_50 = _mm512_shuffle_i64x2(x_42, x_44, 68);
     const __m512i x_51 = _mm512_shuffle_i64x2(x_42, x_44, 238);
     const __m512i x_52 = _mm512_shuffle_i64x2(x_46, x_48, 68);
     const __m512i x_53 = _mm512_shuffle_i64x2(x_46, x_48, 238);
@@ -2212,10 +2223,10 @@ part_1:;
     const __m512i x_126 = _mm512_unpacklo_epi32(x_115, x_119);
     const __m512i x_127 = _mm512_unpackhi_epi32(x_115, x_119);
     const __m512i zeta_34 = _mm512_load_si512((const __m512i *)&zetas_1[512]);
-    const __m512i zetaqinv_34 = _mm512_load_si512((const __m512i *)&zetas_1[544]);
-    const __m512i zeta_35 = _mm512_load_si512((const __m512i *)&zetas_1[576]);
     goto part_2;
 part_2:;
+    const __m512i zetaqinv_34 = _mm512_load_si512((const __m512i *)&zetas_1[544]);
+    const __m512i zeta_35 = _mm512_load_si512((const __m512i *)&zetas_1[576]);
     const __m512i zetaqinv_35 = _mm512_load_si512((const __m512i *)&zetas_1[608]);
     const __m512i zeta_36 = _mm512_load_si512((const __m512i *)&zetas_1[640]);
     const __m512i zetaqinv_36 = _mm512_load_si512((const __m512i *)&zetas_1[672]);
@@ -2342,10 +2353,10 @@ part_2:;
     const __m512i qinv_2 = nttgen_mlkem_avx512_keep(_mm512_set1_epi16(-3327));
     const __m512i bq_2 = _mm512_mullo_epi16(x_197, qinv_2);
     const __m512i qinv_3 = nttgen_mlkem_avx512_keep(_mm512_set1_epi16(-3327));
-    const __m512i bq_3 = _mm512_mullo_epi16(x_199, qinv_3);
-    const __m512i bq_4 = _mm512_mullo_epi16(x_176, qinv_0);
     goto part_3;
 part_3:;
+    const __m512i bq_3 = _mm512_mullo_epi16(x_199, qinv_3);
+    const __m512i bq_4 = _mm512_mullo_epi16(x_176, qinv_0);
     const __m512i bq_5 = _mm512_mullo_epi16(x_178, qinv_1);
     const __m512i x_204 = nttgen_mlkem_avx512_ilv16_lo(x_200, x_202);
     const __m512i x_205 = nttgen_mlkem_avx512_ilv16_hi(x_200, x_202);
@@ -2472,10 +2483,10 @@ part_3:;
     const __m512i x_268 = _mm512_add_epi16(x_267, t_65);
     const __m512i x_269 = _mm512_sub_epi16(x_267, t_65);
     const __m512i x_270 = _mm512_add_epi16(x_258, t_66);
-    const __m512i x_271 = _mm512_sub_epi16(x_258, t_66);
-    const __m512i x_272 = _mm512_shuffle_i64x2(x_268, x_269, 68);
     goto part_4;
 part_4:;
+    const __m512i x_271 = _mm512_sub_epi16(x_258, t_66);
+    const __m512i x_272 = _mm512_shuffle_i64x2(x_268, x_269, 68);
     const __m512i x_273 = _mm512_shuffle_i64x2(x_268, x_269, 238);
     const __m512i x_274 = _mm512_shuffle_i64x2(x_270, x_271, 68);
     const __m512i x_275 = _mm512_shuffle_i64x2(x_270, x_271, 238);

@@ -233,9 +233,7 @@ static inline __m256i nttgen_newhope512_avx2_unzip32_hi(__m256i a, __m256i b) {
 // twiddles zeta_k = r^brv(k), Montgomery form, pairs (z, z*q^-1 mod beta), in consumption order: as
 //  lane vectors, or as one pair where all lanes share it (twiddles equal to 1 are not stored)
 // clang-format off
-NTTGEN_ALIGN(64) static const int16_t nttgen_newhope512_avx2_ntt_from_zetas[2128] = {
-    // pass 0: layer(s) 0, 1
-    -4401, 7887, -1229, 27443, -1081, -21561, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+NTTGEN_ALIGN(64) static const int16_t nttgen_newhope512_avx2_ntt_from_zetas[2108] = {
     // pass 1: layer(s) 2, 3, 4, 5, 6, 7, 8
     -79, -79, -79, -79, -79, -79, -79, -79, -100, -100, -100, -100, -100, -100, -100, -100,
     -12367, -12367, -12367, -12367, -12367, -12367, -12367, -12367, -16484, -16484, -16484, -16484, -16484, -16484, -16484, -16484,
@@ -368,7 +366,17 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_newhope512_avx2_ntt_from_zetas[2128
     3279, 1113, -2890, 357, -4405, 4520, -3036, -637, -4370, 5600, 4395, -3073, 4424, 1333, -2059, -5601,
     15567, 21593, -11082, 4453, -8501, -28248, 13348, 28035, 20206, 5600, 299, 9215, -28344, 5429, 2037, 6687,
     4342, -3850, -2530, 22046, -2812, 13572, -4751, -17039, 5266, -19310, -2579, -31251, -5190, 3002, 1364, 17748,
-    3743, 16031, -2125, 26547, -4615, 15865, -1960, 30808, -5847, 14633, -3109, -7205, 0, 0, 0, 0,
+    3743, 16031, -2125, 26547, -4615, 15865, -1960, 30808, -5847, 14633, -3109, -7205,
+};
+// clang-format on
+
+// twiddles zeta_k = r^brv(k), Montgomery form, pairs (z, z*q^-1 mod beta), in consumption order: as
+//  lane vectors, or as one pair where all lanes share it (twiddles equal to 1 are not stored) (each
+//  entry in both halves of a word, for broadcasts of a word)
+// clang-format off
+NTTGEN_ALIGN(64) static const int32_t nttgen_newhope512_avx2_ntt_from_zetas_x2[6] = {
+    // pass 0: layer(s) 0, 1
+    -288362801, 516890319, -80479437, 1798531891, -70779961, -1412977721,
 };
 // clang-format on
 
@@ -531,18 +539,20 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_newhope512_avx2_intt_twist[1024] = 
  * Ops per call: load 254, store 64, add 144, sub 144, montmul 144, barrett 48, shuffle 48, zip 16
  */
 static NTTGEN_NOINLINE void nttgen_newhope512_avx2_ntt_from(int16_t r[512], const int16_t a[512]) {
+    const int32_t *zetas_x2_0 = nttgen_newhope512_avx2_ntt_from_zetas_x2;
+    NTTGEN_GCC_OPAQUE(zetas_x2_0);
     const int16_t *zetas_0 = nttgen_newhope512_avx2_ntt_from_zetas;
     NTTGEN_GCC_OPAQUE(zetas_0);
 #ifdef NTTGEN_DEBUG
     nttgen_newhope512_avx2_assert_range(a, 512, -12288, 12288);
 #endif
     // layers 0, 1: 8 register(s) per chunk
-    const __m256i zeta_0 = _mm256_set1_epi16(zetas_0[0]);
-    const __m256i zetaqinv_0 = _mm256_set1_epi16(zetas_0[1]);
-    const __m256i zeta_1 = _mm256_set1_epi16(zetas_0[2]);
-    const __m256i zetaqinv_1 = _mm256_set1_epi16(zetas_0[3]);
-    const __m256i zeta_2 = _mm256_set1_epi16(zetas_0[4]);
-    const __m256i zetaqinv_2 = _mm256_set1_epi16(zetas_0[5]);
+    const __m256i zeta_0 = _mm256_set1_epi32(zetas_x2_0[0]);
+    const __m256i zetaqinv_0 = _mm256_set1_epi32(zetas_x2_0[1]);
+    const __m256i zeta_1 = _mm256_set1_epi32(zetas_x2_0[2]);
+    const __m256i zetaqinv_1 = _mm256_set1_epi32(zetas_x2_0[3]);
+    const __m256i zeta_2 = _mm256_set1_epi32(zetas_x2_0[4]);
+    const __m256i zetaqinv_2 = _mm256_set1_epi32(zetas_x2_0[5]);
     for (size_t j_0 = 0; j_0 < 4; ++j_0) {
         const __m256i x_0 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 16] + 384));
         const __m256i x_1 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 16] + 448));
@@ -593,10 +603,10 @@ static NTTGEN_NOINLINE void nttgen_newhope512_avx2_ntt_from(int16_t r[512], cons
     for (size_t blk_0 = 0; blk_0 < 2; ++blk_0) {
         const __m256i x_24 = _mm256_loadu_si256((const __m256i *)(&r[blk_0 * 128] + 48));
         const __m256i x_25 = _mm256_loadu_si256((const __m256i *)(&r[blk_0 * 128] + 304));
-        const __m256i zeta_3 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1040]);
-        const __m256i zetaqinv_3 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1041]);
-        const __m256i zeta_4 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1042]);
-        const __m256i zetaqinv_4 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1043]);
+        const __m256i zeta_3 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1024]);
+        const __m256i zetaqinv_3 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1025]);
+        const __m256i zeta_4 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1026]);
+        const __m256i zetaqinv_4 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1027]);
         const __m256i x_26 = _mm256_loadu_si256((const __m256i *)(&r[blk_0 * 128] + 112));
         const __m256i x_27 = _mm256_loadu_si256((const __m256i *)(&r[blk_0 * 128] + 368));
         const __m256i red_0 = nttgen_newhope512_avx2_barrett(x_24);
@@ -613,14 +623,14 @@ static NTTGEN_NOINLINE void nttgen_newhope512_avx2_ntt_from(int16_t r[512], cons
         const __m256i x_33 = _mm256_loadu_si256((const __m256i *)(&r[blk_0 * 128] + 352));
         const __m256i x_34 = _mm256_loadu_si256((const __m256i *)(&r[blk_0 * 128] + 80));
         const __m256i x_35 = _mm256_loadu_si256((const __m256i *)(&r[blk_0 * 128] + 336));
-        const __m256i zeta_5 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1044]);
-        const __m256i zetaqinv_5 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1045]);
-        const __m256i zeta_6 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1046]);
-        const __m256i zetaqinv_6 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1047]);
-        const __m256i zeta_7 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1048]);
-        const __m256i zetaqinv_7 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1049]);
-        const __m256i zeta_8 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1050]);
-        const __m256i zetaqinv_8 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1051]);
+        const __m256i zeta_5 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1028]);
+        const __m256i zetaqinv_5 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1029]);
+        const __m256i zeta_6 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1030]);
+        const __m256i zetaqinv_6 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1031]);
+        const __m256i zeta_7 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1032]);
+        const __m256i zetaqinv_7 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1033]);
+        const __m256i zeta_8 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1034]);
+        const __m256i zetaqinv_8 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1035]);
         const __m256i red_2 = nttgen_newhope512_avx2_barrett(x_28);
         const __m256i red_3 = nttgen_newhope512_avx2_barrett(x_29);
         const __m256i red_4 = nttgen_newhope512_avx2_barrett(x_30);
@@ -633,118 +643,118 @@ static NTTGEN_NOINLINE void nttgen_newhope512_avx2_ntt_from(int16_t r[512], cons
         const __m256i t_12 = nttgen_newhope512_avx2_montmul(pin_8, zeta_3, zetaqinv_3);
         const __m256i pin_9 = nttgen_newhope512_avx2_keep(x_35);
         const __m256i t_13 = nttgen_newhope512_avx2_montmul(pin_9, zeta_4, zetaqinv_4);
-        const __m256i zeta_9 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1052]);
-        const __m256i zetaqinv_9 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1053]);
-        const __m256i zeta_10 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1054]);
-        const __m256i zetaqinv_10 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1055]);
-        const __m256i zeta_11 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1056]);
-        const __m256i zetaqinv_11 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1057]);
-        const __m256i zeta_12 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1058]);
-        const __m256i zetaqinv_12 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1059]);
-        const __m256i zeta_13 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1060]);
-        const __m256i zetaqinv_13 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1061]);
-        const __m256i zeta_14 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1062]);
-        const __m256i zetaqinv_14 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1063]);
-        const __m256i zeta_15 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1064]);
-        const __m256i zetaqinv_15 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1065]);
-        const __m256i zeta_16 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1066]);
-        const __m256i zetaqinv_16 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1067]);
-        const __m256i zeta_17 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 16));
+        const __m256i zeta_9 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1036]);
+        const __m256i zetaqinv_9 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1037]);
+        const __m256i zeta_10 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1038]);
+        const __m256i zetaqinv_10 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1039]);
+        const __m256i zeta_11 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1040]);
+        const __m256i zetaqinv_11 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1041]);
+        const __m256i zeta_12 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1042]);
+        const __m256i zetaqinv_12 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1043]);
+        const __m256i zeta_13 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1044]);
+        const __m256i zetaqinv_13 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1045]);
+        const __m256i zeta_14 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1046]);
+        const __m256i zetaqinv_14 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1047]);
+        const __m256i zeta_15 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1048]);
+        const __m256i zetaqinv_15 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1049]);
+        const __m256i zeta_16 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1050]);
+        const __m256i zetaqinv_16 = _mm256_set1_epi16(zetas_0[blk_0 * 1056 + 1051]);
+        const __m256i zeta_17 = _mm256_load_si256((const __m256i *)&zetas_0[blk_0 * 1056]);
         const __m256i zetaqinv_17 =
-            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 32));
-        const __m256i zeta_18 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 48));
+            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 16));
+        const __m256i zeta_18 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 32));
         const __m256i zetaqinv_18 =
-            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 64));
-        const __m256i zeta_19 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 80));
+            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 48));
+        const __m256i zeta_19 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 64));
         const __m256i zetaqinv_19 =
-            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 96));
-        const __m256i zeta_20 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 112));
+            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 80));
+        const __m256i zeta_20 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 96));
         const __m256i zetaqinv_20 =
-            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 128));
-        const __m256i zeta_21 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 144));
+            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 112));
+        const __m256i zeta_21 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 128));
         const __m256i zetaqinv_21 =
-            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 160));
-        const __m256i zeta_22 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 176));
+            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 144));
+        const __m256i zeta_22 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 160));
         const __m256i zetaqinv_22 =
-            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 192));
-        const __m256i zeta_23 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 208));
+            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 176));
+        const __m256i zeta_23 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 192));
         const __m256i zetaqinv_23 =
-            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 224));
-        const __m256i zeta_24 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 240));
+            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 208));
+        const __m256i zeta_24 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 224));
         const __m256i zetaqinv_24 =
-            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 256));
-        const __m256i zeta_25 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 272));
+            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 240));
+        const __m256i zeta_25 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 256));
         const __m256i zetaqinv_25 =
-            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 288));
-        const __m256i zeta_26 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 304));
+            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 272));
+        const __m256i zeta_26 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 288));
         const __m256i zetaqinv_26 =
-            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 320));
-        const __m256i zeta_27 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 336));
+            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 304));
+        const __m256i zeta_27 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 320));
         const __m256i zetaqinv_27 =
-            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 352));
-        const __m256i zeta_28 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 368));
+            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 336));
+        const __m256i zeta_28 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 352));
         const __m256i zetaqinv_28 =
-            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 384));
-        const __m256i zeta_29 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 400));
+            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 368));
+        const __m256i zeta_29 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 384));
         const __m256i zetaqinv_29 =
-            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 416));
-        const __m256i zeta_30 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 432));
+            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 400));
+        const __m256i zeta_30 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 416));
         const __m256i zetaqinv_30 =
-            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 448));
-        const __m256i zeta_31 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 464));
+            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 432));
+        const __m256i zeta_31 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 448));
         const __m256i zetaqinv_31 =
-            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 480));
-        const __m256i zeta_32 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 496));
+            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 464));
+        const __m256i zeta_32 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 480));
         const __m256i zetaqinv_32 =
-            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 512));
-        const __m256i zeta_33 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 528));
+            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 496));
+        const __m256i zeta_33 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 512));
         const __m256i zetaqinv_33 =
-            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 544));
-        const __m256i zeta_34 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 560));
+            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 528));
+        const __m256i zeta_34 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 544));
         const __m256i zetaqinv_34 =
-            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 576));
-        const __m256i zeta_35 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 592));
+            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 560));
+        const __m256i zeta_35 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 576));
         const __m256i zetaqinv_35 =
-            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 608));
-        const __m256i zeta_36 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 624));
+            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 592));
+        const __m256i zeta_36 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 608));
         const __m256i zetaqinv_36 =
-            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 640));
-        const __m256i zeta_37 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 656));
+            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 624));
+        const __m256i zeta_37 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 640));
         const __m256i zetaqinv_37 =
-            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 672));
-        const __m256i zeta_38 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 688));
+            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 656));
+        const __m256i zeta_38 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 672));
         const __m256i zetaqinv_38 =
-            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 704));
-        const __m256i zeta_39 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 720));
+            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 688));
+        const __m256i zeta_39 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 704));
         const __m256i zetaqinv_39 =
-            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 736));
-        const __m256i zeta_40 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 752));
+            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 720));
+        const __m256i zeta_40 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 736));
         const __m256i zetaqinv_40 =
-            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 768));
-        const __m256i zeta_41 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 784));
+            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 752));
+        const __m256i zeta_41 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 768));
         const __m256i zetaqinv_41 =
-            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 800));
-        const __m256i zeta_42 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 816));
+            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 784));
+        const __m256i zeta_42 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 800));
         const __m256i zetaqinv_42 =
-            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 832));
-        const __m256i zeta_43 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 848));
+            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 816));
+        const __m256i zeta_43 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 832));
         const __m256i zetaqinv_43 =
-            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 864));
-        const __m256i zeta_44 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 880));
+            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 848));
+        const __m256i zeta_44 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 864));
         const __m256i zetaqinv_44 =
-            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 896));
-        const __m256i zeta_45 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 912));
+            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 880));
+        const __m256i zeta_45 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 896));
         const __m256i zetaqinv_45 =
-            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 928));
-        const __m256i zeta_46 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 944));
+            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 912));
+        const __m256i zeta_46 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 928));
         const __m256i zetaqinv_46 =
-            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 960));
-        const __m256i zeta_47 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 976));
+            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 944));
+        const __m256i zeta_47 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 960));
         const __m256i zetaqinv_47 =
-            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 992));
-        const __m256i zeta_48 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 1008));
+            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 976));
+        const __m256i zeta_48 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 992));
         const __m256i zetaqinv_48 =
-            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 1024));
+            _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 1056] + 1008));
         const __m256i x_36 = _mm256_add_epi16(red_0, t_8);
         const __m256i x_37 = _mm256_sub_epi16(red_0, t_8);
         const __m256i t_14 = nttgen_newhope512_avx2_montmul(x_36, zeta_5, zetaqinv_5);

@@ -250,7 +250,7 @@ static inline __m512i nttgen_newhope512_avx512_unzip32_hi(__m512i a, __m512i b) 
 // twiddles zeta_k = r^brv(k), Montgomery form, pairs (z, z*q^-1 mod beta), in consumption order: as
 //  lane vectors, or as one pair where all lanes share it (twiddles equal to 1 are not stored)
 // clang-format off
-NTTGEN_ALIGN(64) static const int16_t nttgen_newhope512_avx512_ntt_from_zetas[2592] = {
+NTTGEN_ALIGN(64) static const int16_t nttgen_newhope512_avx512_ntt_from_zetas[2560] = {
     // pass 0: layer(s) 0, 1, 2, 3, 4, 5, 6, 7, 8
     1134, 1134, 1134, 1134, 1134, 1134, 1134, 1134, 1134, 1134, 1134, 1134, 1134, 1134, 1134, 1134, -1875, -1875, -1875, -1875, -1875, -1875, -1875, -1875, -1875, -1875, -1875, -1875, -1875, -1875, -1875, -1875,
     25710, 25710, 25710, 25710, 25710, 25710, 25710, 25710, 25710, 25710, 25710, 25710, 25710, 25710, 25710, 25710, -30547, -30547, -30547, -30547, -30547, -30547, -30547, -30547, -30547, -30547, -30547, -30547, -30547, -30547, -30547, -30547,
@@ -332,7 +332,15 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_newhope512_avx512_ntt_from_zetas[25
     -7909, -28707, 9829, 13050, -14159, -15599, -832, 2416, -3477, 5056, -2352, -7034, -14356, 6399, 341, 29256, 16676, 18372, 5349, 5893, 17791, -31496, -31389, -32360, -25326, 14308, -10596, 19428, 2784, 29726, -32493, -10250,
     -1080, -3481, 2436, 1434, -3856, -4873, 4328, 5393, 3279, 1113, -2890, 357, -4405, 4520, -3036, -637, -101, -1361, -728, 2114, -4639, -945, -4966, -4013, -4370, 5600, 4395, -3073, 4424, 1333, -2059, -5601,
     31688, -23961, 18820, 9626, -3856, -25353, -28440, -6895, 15567, 21593, -11082, 4453, -8501, -28248, 13348, 28035, -4197, 10927, 32040, -22462, -16927, 11343, 3226, 24659, 20206, 5600, 299, 9215, -28344, 5429, 2037, 6687,
-    -4401, 7887, -1229, 27443, -1081, -21561, -5329, 6959, -6014, -30590, 4342, -3850, -2530, 22046, 1591, -18889, 586, 8778, -2812, 13572, -4751, -17039, -5890, 18686, 5825, -6463, 5266, -19310, -2579, -31251, 0, 0,
+};
+// clang-format on
+
+// twiddles zeta_k = r^brv(k), Montgomery form, pairs (z, z*q^-1 mod beta), in consumption order: as
+//  lane vectors, or as one pair where all lanes share it (twiddles equal to 1 are not stored) (each
+//  entry in both halves of a word, for broadcasts of a word)
+// clang-format off
+NTTGEN_ALIGN(64) static const int32_t nttgen_newhope512_avx512_ntt_from_zetas_x2[30] = {
+    -288362801, 516890319, -80479437, 1798531891, -70779961, -1412977721, -349181137, 456071983, -394073982, -2004711294, 284561654, -252251914, -165743074, 1444828702, 104269367, -1237862857, 38404682, 575283786, -184224508, 889468164, -311300751, -1116619407, -385947394, 1224624382, 381753025, -423500095, 345117842, -1265453934, -168954387, -2048031251,
 };
 // clang-format on
 
@@ -433,14 +441,15 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_newhope512_avx512_intt_twist[1024] 
  */
 static NTTGEN_NOINLINE void nttgen_newhope512_avx512_ntt_from(int16_t r[512],
                                                               const int16_t a[512]) {
-    const int16_t *zetas_0 = nttgen_newhope512_avx512_ntt_from_zetas;
-    NTTGEN_GCC_OPAQUE(zetas_0);
+    const int32_t *zetas_x2_0 = nttgen_newhope512_avx512_ntt_from_zetas_x2;
+    NTTGEN_GCC_OPAQUE(zetas_x2_0);
+    const int16_t *const zetas_0 = nttgen_newhope512_avx512_ntt_from_zetas;
 #ifdef NTTGEN_DEBUG
     nttgen_newhope512_avx512_assert_range(a, 512, -12288, 12288);
 #endif
     // layers 0, 1, 2, 3, 4, 5, 6, 7, 8: 16 register(s) per chunk
-    const __m512i zeta_0 = _mm512_set1_epi16(zetas_0[2560]);
-    const __m512i zetaqinv_0 = _mm512_set1_epi16(zetas_0[2561]);
+    const __m512i zeta_0 = _mm512_set1_epi32(zetas_x2_0[0]);
+    const __m512i zetaqinv_0 = _mm512_set1_epi32(zetas_x2_0[1]);
     const __m512i x_0 = _mm512_loadu_si512((const __m512i *)&a[416]);
     const __m512i x_1 = _mm512_loadu_si512((const __m512i *)&a[480]);
     const __m512i pin_0 = nttgen_newhope512_avx512_keep(x_0);
@@ -450,10 +459,10 @@ static NTTGEN_NOINLINE void nttgen_newhope512_avx512_ntt_from(int16_t r[512],
     const __m512i x_2 = _mm512_loadu_si512((const __m512i *)&a[384]);
     const __m512i x_3 = _mm512_loadu_si512((const __m512i *)&a[288]);
     const __m512i x_4 = _mm512_loadu_si512((const __m512i *)&a[160]);
-    const __m512i zeta_1 = _mm512_set1_epi16(zetas_0[2562]);
-    const __m512i zetaqinv_1 = _mm512_set1_epi16(zetas_0[2563]);
-    const __m512i zeta_2 = _mm512_set1_epi16(zetas_0[2564]);
-    const __m512i zetaqinv_2 = _mm512_set1_epi16(zetas_0[2565]);
+    const __m512i zeta_1 = _mm512_set1_epi32(zetas_x2_0[2]);
+    const __m512i zetaqinv_1 = _mm512_set1_epi32(zetas_x2_0[3]);
+    const __m512i zeta_2 = _mm512_set1_epi32(zetas_x2_0[4]);
+    const __m512i zetaqinv_2 = _mm512_set1_epi32(zetas_x2_0[5]);
     const __m512i x_5 = _mm512_loadu_si512((const __m512i *)&a[448]);
     const __m512i x_6 = _mm512_loadu_si512((const __m512i *)&a[352]);
     const __m512i x_7 = _mm512_loadu_si512((const __m512i *)&a[224]);
@@ -479,14 +488,14 @@ static NTTGEN_NOINLINE void nttgen_newhope512_avx512_ntt_from(int16_t r[512],
     const __m512i x_15 = _mm512_loadu_si512((const __m512i *)&a[320]);
     const __m512i x_16 = _mm512_loadu_si512((const __m512i *)&a[192]);
     const __m512i x_17 = _mm512_loadu_si512((const __m512i *)&a[96]);
-    const __m512i zeta_3 = _mm512_set1_epi16(zetas_0[2566]);
-    const __m512i zetaqinv_3 = _mm512_set1_epi16(zetas_0[2567]);
-    const __m512i zeta_4 = _mm512_set1_epi16(zetas_0[2568]);
-    const __m512i zetaqinv_4 = _mm512_set1_epi16(zetas_0[2569]);
-    const __m512i zeta_5 = _mm512_set1_epi16(zetas_0[2570]);
-    const __m512i zetaqinv_5 = _mm512_set1_epi16(zetas_0[2571]);
-    const __m512i zeta_6 = _mm512_set1_epi16(zetas_0[2572]);
-    const __m512i zetaqinv_6 = _mm512_set1_epi16(zetas_0[2573]);
+    const __m512i zeta_3 = _mm512_set1_epi32(zetas_x2_0[6]);
+    const __m512i zetaqinv_3 = _mm512_set1_epi32(zetas_x2_0[7]);
+    const __m512i zeta_4 = _mm512_set1_epi32(zetas_x2_0[8]);
+    const __m512i zetaqinv_4 = _mm512_set1_epi32(zetas_x2_0[9]);
+    const __m512i zeta_5 = _mm512_set1_epi32(zetas_x2_0[10]);
+    const __m512i zetaqinv_5 = _mm512_set1_epi32(zetas_x2_0[11]);
+    const __m512i zeta_6 = _mm512_set1_epi32(zetas_x2_0[12]);
+    const __m512i zetaqinv_6 = _mm512_set1_epi32(zetas_x2_0[13]);
     const __m512i pin_6 = nttgen_newhope512_avx512_keep(x_12);
     const __m512i t_10 = nttgen_newhope512_avx512_montmul(pin_6, zeta_0, zetaqinv_0);
     const __m512i x_18 = _mm512_add_epi16(x_13, t_2);
@@ -523,22 +532,22 @@ static NTTGEN_NOINLINE void nttgen_newhope512_avx512_ntt_from(int16_t r[512],
     const __m512i x_35 = _mm512_loadu_si512((const __m512i *)&a[64]);
     const __m512i x_36 = _mm512_add_epi16(x_30, t_10);
     const __m512i x_37 = _mm512_sub_epi16(x_30, t_10);
-    const __m512i zeta_7 = _mm512_set1_epi16(zetas_0[2574]);
-    const __m512i zetaqinv_7 = _mm512_set1_epi16(zetas_0[2575]);
-    const __m512i zeta_8 = _mm512_set1_epi16(zetas_0[2576]);
-    const __m512i zetaqinv_8 = _mm512_set1_epi16(zetas_0[2577]);
-    const __m512i zeta_9 = _mm512_set1_epi16(zetas_0[2578]);
-    const __m512i zetaqinv_9 = _mm512_set1_epi16(zetas_0[2579]);
-    const __m512i zeta_10 = _mm512_set1_epi16(zetas_0[2580]);
-    const __m512i zetaqinv_10 = _mm512_set1_epi16(zetas_0[2581]);
-    const __m512i zeta_11 = _mm512_set1_epi16(zetas_0[2582]);
-    const __m512i zetaqinv_11 = _mm512_set1_epi16(zetas_0[2583]);
-    const __m512i zeta_12 = _mm512_set1_epi16(zetas_0[2584]);
-    const __m512i zetaqinv_12 = _mm512_set1_epi16(zetas_0[2585]);
-    const __m512i zeta_13 = _mm512_set1_epi16(zetas_0[2586]);
-    const __m512i zetaqinv_13 = _mm512_set1_epi16(zetas_0[2587]);
-    const __m512i zeta_14 = _mm512_set1_epi16(zetas_0[2588]);
-    const __m512i zetaqinv_14 = _mm512_set1_epi16(zetas_0[2589]);
+    const __m512i zeta_7 = _mm512_set1_epi32(zetas_x2_0[14]);
+    const __m512i zetaqinv_7 = _mm512_set1_epi32(zetas_x2_0[15]);
+    const __m512i zeta_8 = _mm512_set1_epi32(zetas_x2_0[16]);
+    const __m512i zetaqinv_8 = _mm512_set1_epi32(zetas_x2_0[17]);
+    const __m512i zeta_9 = _mm512_set1_epi32(zetas_x2_0[18]);
+    const __m512i zetaqinv_9 = _mm512_set1_epi32(zetas_x2_0[19]);
+    const __m512i zeta_10 = _mm512_set1_epi32(zetas_x2_0[20]);
+    const __m512i zetaqinv_10 = _mm512_set1_epi32(zetas_x2_0[21]);
+    const __m512i zeta_11 = _mm512_set1_epi32(zetas_x2_0[22]);
+    const __m512i zetaqinv_11 = _mm512_set1_epi32(zetas_x2_0[23]);
+    const __m512i zeta_12 = _mm512_set1_epi32(zetas_x2_0[24]);
+    const __m512i zetaqinv_12 = _mm512_set1_epi32(zetas_x2_0[25]);
+    const __m512i zeta_13 = _mm512_set1_epi32(zetas_x2_0[26]);
+    const __m512i zetaqinv_13 = _mm512_set1_epi32(zetas_x2_0[27]);
+    const __m512i zeta_14 = _mm512_set1_epi32(zetas_x2_0[28]);
+    const __m512i zetaqinv_14 = _mm512_set1_epi32(zetas_x2_0[29]);
     const __m512i x_38 = _mm512_add_epi16(x_36, t_11);
     const __m512i x_39 = _mm512_sub_epi16(x_36, t_11);
     const __m512i x_40 = _mm512_add_epi16(x_37, t_12);
@@ -563,9 +572,9 @@ static NTTGEN_NOINLINE void nttgen_newhope512_avx512_ntt_from(int16_t r[512],
     const __m512i x_51 = _mm512_sub_epi16(red_1, t_17);
     const __m512i x_52 = _mm512_add_epi16(red_2, t_18);
     const __m512i x_53 = _mm512_sub_epi16(red_2, t_18);
-    const __m512i x_54 = _mm512_add_epi16(red_3, t_19);
     goto part_1;
 part_1:;
+    const __m512i x_54 = _mm512_add_epi16(red_3, t_19);
     const __m512i x_55 = _mm512_sub_epi16(red_3, t_19);
     const __m512i t_24 = nttgen_newhope512_avx512_montmul(x_48, zeta_7, zetaqinv_7);
     const __m512i t_25 = nttgen_newhope512_avx512_montmul(x_50, zeta_8, zetaqinv_8);
@@ -693,9 +702,9 @@ part_1:;
     const __m512i red_11 = nttgen_newhope512_avx512_barrett(x_118);
     const __m512i red_12 = nttgen_newhope512_avx512_barrett(x_120);
     const __m512i red_13 = nttgen_newhope512_avx512_barrett(x_122);
-    const __m512i red_14 = nttgen_newhope512_avx512_barrett(x_124);
     goto part_2;
 part_2:;
+    const __m512i red_14 = nttgen_newhope512_avx512_barrett(x_124);
     const __m512i red_15 = nttgen_newhope512_avx512_barrett(x_126);
     const __m512i t_40 = nttgen_newhope512_avx512_montmul(x_113, zeta_23, zetaqinv_23);
     const __m512i t_41 = nttgen_newhope512_avx512_montmul(x_115, zeta_24, zetaqinv_24);
@@ -823,9 +832,9 @@ part_2:;
     const __m512i x_195 = _mm512_sub_epi16(x_178, t_57);
     const __m512i x_196 = _mm512_add_epi16(x_180, t_58);
     const __m512i x_197 = _mm512_sub_epi16(x_180, t_58);
-    const __m512i x_198 = _mm512_add_epi16(x_182, t_59);
     goto part_3;
 part_3:;
+    const __m512i x_198 = _mm512_add_epi16(x_182, t_59);
     const __m512i x_199 = _mm512_sub_epi16(x_182, t_59);
     const __m512i x_200 = _mm512_add_epi16(x_184, t_60);
     const __m512i x_201 = _mm512_sub_epi16(x_184, t_60);
@@ -2224,10 +2233,12 @@ void nttgen_newhope512_avx512_from_standard(int16_t a[512]) {
  */
 static NTTGEN_NOINLINE void nttgen_newhope512_avx512_mul_both(int16_t r[512], const int16_t a[512],
                                                               const int16_t b[512]) {
-    const int16_t *zetas_0 = nttgen_newhope512_avx512_ntt_from_zetas;
-    NTTGEN_GCC_OPAQUE(zetas_0);
-    const int16_t *zetas_1 = nttgen_newhope512_avx512_ntt_from_zetas;
-    NTTGEN_GCC_OPAQUE(zetas_1);
+    const int32_t *zetas_x2_0 = nttgen_newhope512_avx512_ntt_from_zetas_x2;
+    NTTGEN_GCC_OPAQUE(zetas_x2_0);
+    const int32_t *zetas_x2_1 = nttgen_newhope512_avx512_ntt_from_zetas_x2;
+    NTTGEN_GCC_OPAQUE(zetas_x2_1);
+    const int16_t *const zetas_0 = nttgen_newhope512_avx512_ntt_from_zetas;
+    const int16_t *const zetas_1 = nttgen_newhope512_avx512_ntt_from_zetas;
     const int16_t *const zetas_dit_0 = nttgen_newhope512_avx512_intt_zetas_dit;
     const int16_t *const twist_0 = nttgen_newhope512_avx512_intt_twist;
 #ifdef NTTGEN_DEBUG
@@ -2237,12 +2248,12 @@ static NTTGEN_NOINLINE void nttgen_newhope512_avx512_mul_both(int16_t r[512], co
     // layers 0, 1, 2, 3, 4, 5, 6, 7, 8: 16 register(s) per chunk
     // layers 0, 1, 2, 3, 4, 5, 6, 7, 8: 16 register(s) per chunk
     // inverse layers 0, 1, 2, 3, 4, 5, 6, 7, 8: 16 register(s) per chunk
-    const __m512i zeta_0 = _mm512_set1_epi16(zetas_0[2560]);
-    const __m512i zetaqinv_0 = _mm512_set1_epi16(zetas_0[2561]);
+    const __m512i zeta_0 = _mm512_set1_epi32(zetas_x2_0[0]);
+    const __m512i zetaqinv_0 = _mm512_set1_epi32(zetas_x2_0[1]);
     const __m512i x_0 = _mm512_loadu_si512((const __m512i *)&b[416]);
     const __m512i x_1 = _mm512_loadu_si512((const __m512i *)&b[480]);
-    const __m512i zeta_1 = _mm512_set1_epi16(zetas_1[2560]);
-    const __m512i zetaqinv_1 = _mm512_set1_epi16(zetas_1[2561]);
+    const __m512i zeta_1 = _mm512_set1_epi32(zetas_x2_1[0]);
+    const __m512i zetaqinv_1 = _mm512_set1_epi32(zetas_x2_1[1]);
     const __m512i x_2 = _mm512_loadu_si512((const __m512i *)&a[416]);
     const __m512i x_3 = _mm512_loadu_si512((const __m512i *)&a[480]);
     const __m512i pin_0 = nttgen_newhope512_avx512_keep(x_0);
@@ -2265,14 +2276,14 @@ static NTTGEN_NOINLINE void nttgen_newhope512_avx512_mul_both(int16_t r[512], co
     const __m512i x_13 = _mm512_loadu_si512((const __m512i *)&a[160]);
     const __m512i x_14 = _mm512_loadu_si512((const __m512i *)&a[352]);
     const __m512i x_15 = _mm512_loadu_si512((const __m512i *)&a[224]);
-    const __m512i zeta_2 = _mm512_set1_epi16(zetas_0[2562]);
-    const __m512i zetaqinv_2 = _mm512_set1_epi16(zetas_0[2563]);
-    const __m512i zeta_3 = _mm512_set1_epi16(zetas_0[2564]);
-    const __m512i zetaqinv_3 = _mm512_set1_epi16(zetas_0[2565]);
-    const __m512i zeta_4 = _mm512_set1_epi16(zetas_1[2562]);
-    const __m512i zetaqinv_4 = _mm512_set1_epi16(zetas_1[2563]);
-    const __m512i zeta_5 = _mm512_set1_epi16(zetas_1[2564]);
-    const __m512i zetaqinv_5 = _mm512_set1_epi16(zetas_1[2565]);
+    const __m512i zeta_2 = _mm512_set1_epi32(zetas_x2_0[2]);
+    const __m512i zetaqinv_2 = _mm512_set1_epi32(zetas_x2_0[3]);
+    const __m512i zeta_3 = _mm512_set1_epi32(zetas_x2_0[4]);
+    const __m512i zetaqinv_3 = _mm512_set1_epi32(zetas_x2_0[5]);
+    const __m512i zeta_4 = _mm512_set1_epi32(zetas_x2_1[2]);
+    const __m512i zetaqinv_4 = _mm512_set1_epi32(zetas_x2_1[3]);
+    const __m512i zeta_5 = _mm512_set1_epi32(zetas_x2_1[4]);
+    const __m512i zetaqinv_5 = _mm512_set1_epi32(zetas_x2_1[5]);
     const __m512i pin_4 = nttgen_newhope512_avx512_keep(x_4);
     const __m512i t_4 = nttgen_newhope512_avx512_montmul(pin_4, zeta_0, zetaqinv_0);
     const __m512i pin_5 = nttgen_newhope512_avx512_keep(x_5);
@@ -2317,22 +2328,22 @@ static NTTGEN_NOINLINE void nttgen_newhope512_avx512_mul_both(int16_t r[512], co
     const __m512i x_33 = _mm512_loadu_si512((const __m512i *)&a[192]);
     const __m512i x_34 = _mm512_loadu_si512((const __m512i *)&a[32]);
     const __m512i x_35 = _mm512_loadu_si512((const __m512i *)&a[96]);
-    const __m512i zeta_6 = _mm512_set1_epi16(zetas_0[2566]);
-    const __m512i zetaqinv_6 = _mm512_set1_epi16(zetas_0[2567]);
-    const __m512i zeta_7 = _mm512_set1_epi16(zetas_0[2568]);
-    const __m512i zetaqinv_7 = _mm512_set1_epi16(zetas_0[2569]);
-    const __m512i zeta_8 = _mm512_set1_epi16(zetas_0[2570]);
-    const __m512i zetaqinv_8 = _mm512_set1_epi16(zetas_0[2571]);
-    const __m512i zeta_9 = _mm512_set1_epi16(zetas_0[2572]);
-    const __m512i zetaqinv_9 = _mm512_set1_epi16(zetas_0[2573]);
-    const __m512i zeta_10 = _mm512_set1_epi16(zetas_1[2566]);
-    const __m512i zetaqinv_10 = _mm512_set1_epi16(zetas_1[2567]);
-    const __m512i zeta_11 = _mm512_set1_epi16(zetas_1[2568]);
-    const __m512i zetaqinv_11 = _mm512_set1_epi16(zetas_1[2569]);
-    const __m512i zeta_12 = _mm512_set1_epi16(zetas_1[2570]);
-    const __m512i zetaqinv_12 = _mm512_set1_epi16(zetas_1[2571]);
-    const __m512i zeta_13 = _mm512_set1_epi16(zetas_1[2572]);
-    const __m512i zetaqinv_13 = _mm512_set1_epi16(zetas_1[2573]);
+    const __m512i zeta_6 = _mm512_set1_epi32(zetas_x2_0[6]);
+    const __m512i zetaqinv_6 = _mm512_set1_epi32(zetas_x2_0[7]);
+    const __m512i zeta_7 = _mm512_set1_epi32(zetas_x2_0[8]);
+    const __m512i zetaqinv_7 = _mm512_set1_epi32(zetas_x2_0[9]);
+    const __m512i zeta_8 = _mm512_set1_epi32(zetas_x2_0[10]);
+    const __m512i zetaqinv_8 = _mm512_set1_epi32(zetas_x2_0[11]);
+    const __m512i zeta_9 = _mm512_set1_epi32(zetas_x2_0[12]);
+    const __m512i zetaqinv_9 = _mm512_set1_epi32(zetas_x2_0[13]);
+    const __m512i zeta_10 = _mm512_set1_epi32(zetas_x2_1[6]);
+    const __m512i zetaqinv_10 = _mm512_set1_epi32(zetas_x2_1[7]);
+    const __m512i zeta_11 = _mm512_set1_epi32(zetas_x2_1[8]);
+    const __m512i zetaqinv_11 = _mm512_set1_epi32(zetas_x2_1[9]);
+    const __m512i zeta_12 = _mm512_set1_epi32(zetas_x2_1[10]);
+    const __m512i zetaqinv_12 = _mm512_set1_epi32(zetas_x2_1[11]);
+    const __m512i zeta_13 = _mm512_set1_epi32(zetas_x2_1[12]);
+    const __m512i zetaqinv_13 = _mm512_set1_epi32(zetas_x2_1[13]);
     const __m512i pin_12 = nttgen_newhope512_avx512_keep(x_24);
     const __m512i t_20 = nttgen_newhope512_avx512_montmul(pin_12, zeta_0, zetaqinv_0);
     const __m512i pin_13 = nttgen_newhope512_avx512_keep(x_26);
@@ -2341,40 +2352,40 @@ static NTTGEN_NOINLINE void nttgen_newhope512_avx512_mul_both(int16_t r[512], co
     const __m512i t_22 = nttgen_newhope512_avx512_montmul(pin_14, zeta_1, zetaqinv_1);
     const __m512i pin_15 = nttgen_newhope512_avx512_keep(x_32);
     const __m512i t_23 = nttgen_newhope512_avx512_montmul(pin_15, zeta_1, zetaqinv_1);
-    const __m512i zeta_14 = _mm512_set1_epi16(zetas_0[2574]);
-    const __m512i zetaqinv_14 = _mm512_set1_epi16(zetas_0[2575]);
-    const __m512i zeta_15 = _mm512_set1_epi16(zetas_0[2576]);
-    const __m512i zetaqinv_15 = _mm512_set1_epi16(zetas_0[2577]);
-    const __m512i zeta_16 = _mm512_set1_epi16(zetas_0[2578]);
-    const __m512i zetaqinv_16 = _mm512_set1_epi16(zetas_0[2579]);
-    const __m512i zeta_17 = _mm512_set1_epi16(zetas_0[2580]);
-    const __m512i zetaqinv_17 = _mm512_set1_epi16(zetas_0[2581]);
-    const __m512i zeta_18 = _mm512_set1_epi16(zetas_0[2582]);
-    const __m512i zetaqinv_18 = _mm512_set1_epi16(zetas_0[2583]);
-    const __m512i zeta_19 = _mm512_set1_epi16(zetas_0[2584]);
-    const __m512i zetaqinv_19 = _mm512_set1_epi16(zetas_0[2585]);
-    const __m512i zeta_20 = _mm512_set1_epi16(zetas_0[2586]);
-    const __m512i zetaqinv_20 = _mm512_set1_epi16(zetas_0[2587]);
-    const __m512i zeta_21 = _mm512_set1_epi16(zetas_0[2588]);
-    const __m512i zetaqinv_21 = _mm512_set1_epi16(zetas_0[2589]);
+    const __m512i zeta_14 = _mm512_set1_epi32(zetas_x2_0[14]);
+    const __m512i zetaqinv_14 = _mm512_set1_epi32(zetas_x2_0[15]);
+    const __m512i zeta_15 = _mm512_set1_epi32(zetas_x2_0[16]);
+    const __m512i zetaqinv_15 = _mm512_set1_epi32(zetas_x2_0[17]);
+    const __m512i zeta_16 = _mm512_set1_epi32(zetas_x2_0[18]);
+    const __m512i zetaqinv_16 = _mm512_set1_epi32(zetas_x2_0[19]);
+    const __m512i zeta_17 = _mm512_set1_epi32(zetas_x2_0[20]);
+    const __m512i zetaqinv_17 = _mm512_set1_epi32(zetas_x2_0[21]);
+    const __m512i zeta_18 = _mm512_set1_epi32(zetas_x2_0[22]);
+    const __m512i zetaqinv_18 = _mm512_set1_epi32(zetas_x2_0[23]);
+    const __m512i zeta_19 = _mm512_set1_epi32(zetas_x2_0[24]);
+    const __m512i zetaqinv_19 = _mm512_set1_epi32(zetas_x2_0[25]);
+    const __m512i zeta_20 = _mm512_set1_epi32(zetas_x2_0[26]);
+    const __m512i zetaqinv_20 = _mm512_set1_epi32(zetas_x2_0[27]);
     goto part_1;
 part_1:;
-    const __m512i zeta_22 = _mm512_set1_epi16(zetas_1[2574]);
-    const __m512i zetaqinv_22 = _mm512_set1_epi16(zetas_1[2575]);
-    const __m512i zeta_23 = _mm512_set1_epi16(zetas_1[2576]);
-    const __m512i zetaqinv_23 = _mm512_set1_epi16(zetas_1[2577]);
-    const __m512i zeta_24 = _mm512_set1_epi16(zetas_1[2578]);
-    const __m512i zetaqinv_24 = _mm512_set1_epi16(zetas_1[2579]);
-    const __m512i zeta_25 = _mm512_set1_epi16(zetas_1[2580]);
-    const __m512i zetaqinv_25 = _mm512_set1_epi16(zetas_1[2581]);
-    const __m512i zeta_26 = _mm512_set1_epi16(zetas_1[2582]);
-    const __m512i zetaqinv_26 = _mm512_set1_epi16(zetas_1[2583]);
-    const __m512i zeta_27 = _mm512_set1_epi16(zetas_1[2584]);
-    const __m512i zetaqinv_27 = _mm512_set1_epi16(zetas_1[2585]);
-    const __m512i zeta_28 = _mm512_set1_epi16(zetas_1[2586]);
-    const __m512i zetaqinv_28 = _mm512_set1_epi16(zetas_1[2587]);
-    const __m512i zeta_29 = _mm512_set1_epi16(zetas_1[2588]);
-    const __m512i zetaqinv_29 = _mm512_set1_epi16(zetas_1[2589]);
+    const __m512i zeta_21 = _mm512_set1_epi32(zetas_x2_0[28]);
+    const __m512i zetaqinv_21 = _mm512_set1_epi32(zetas_x2_0[29]);
+    const __m512i zeta_22 = _mm512_set1_epi32(zetas_x2_1[14]);
+    const __m512i zetaqinv_22 = _mm512_set1_epi32(zetas_x2_1[15]);
+    const __m512i zeta_23 = _mm512_set1_epi32(zetas_x2_1[16]);
+    const __m512i zetaqinv_23 = _mm512_set1_epi32(zetas_x2_1[17]);
+    const __m512i zeta_24 = _mm512_set1_epi32(zetas_x2_1[18]);
+    const __m512i zetaqinv_24 = _mm512_set1_epi32(zetas_x2_1[19]);
+    const __m512i zeta_25 = _mm512_set1_epi32(zetas_x2_1[20]);
+    const __m512i zetaqinv_25 = _mm512_set1_epi32(zetas_x2_1[21]);
+    const __m512i zeta_26 = _mm512_set1_epi32(zetas_x2_1[22]);
+    const __m512i zetaqinv_26 = _mm512_set1_epi32(zetas_x2_1[23]);
+    const __m512i zeta_27 = _mm512_set1_epi32(zetas_x2_1[24]);
+    const __m512i zetaqinv_27 = _mm512_set1_epi32(zetas_x2_1[25]);
+    const __m512i zeta_28 = _mm512_set1_epi32(zetas_x2_1[26]);
+    const __m512i zetaqinv_28 = _mm512_set1_epi32(zetas_x2_1[27]);
+    const __m512i zeta_29 = _mm512_set1_epi32(zetas_x2_1[28]);
+    const __m512i zetaqinv_29 = _mm512_set1_epi32(zetas_x2_1[29]);
     const __m512i zeta_30 = _mm512_load_si512((const __m512i *)&zetas_0[0]);
     const __m512i zetaqinv_30 = _mm512_load_si512((const __m512i *)&zetas_0[32]);
     const __m512i zeta_31 = _mm512_load_si512((const __m512i *)&zetas_0[64]);
@@ -2485,10 +2496,10 @@ part_1:;
     const __m512i zetaqinv_83 = _mm512_load_si512((const __m512i *)&zetas_0[1760]);
     const __m512i zeta_84 = _mm512_load_si512((const __m512i *)&zetas_0[1792]);
     const __m512i zetaqinv_84 = _mm512_load_si512((const __m512i *)&zetas_0[1824]);
-    const __m512i zeta_85 = _mm512_load_si512((const __m512i *)&zetas_0[1856]);
-    const __m512i zetaqinv_85 = _mm512_load_si512((const __m512i *)&zetas_0[1888]);
     goto part_2;
 part_2:;
+    const __m512i zeta_85 = _mm512_load_si512((const __m512i *)&zetas_0[1856]);
+    const __m512i zetaqinv_85 = _mm512_load_si512((const __m512i *)&zetas_0[1888]);
     const __m512i zeta_86 = _mm512_load_si512((const __m512i *)&zetas_1[1664]);
     const __m512i zetaqinv_86 = _mm512_load_si512((const __m512i *)&zetas_1[1696]);
     const __m512i zeta_87 = _mm512_load_si512((const __m512i *)&zetas_1[1728]);
@@ -2615,10 +2626,10 @@ part_2:;
     const __m512i x_39 = _mm512_sub_epi16(x_27, t_5);
     const __m512i t_26 = nttgen_newhope512_avx512_montmul(x_38, zeta_2, zetaqinv_2);
     const __m512i t_27 = nttgen_newhope512_avx512_montmul(x_39, zeta_3, zetaqinv_3);
-    const __m512i x_40 = _mm512_add_epi16(x_28, t_6);
-    const __m512i x_41 = _mm512_sub_epi16(x_28, t_6);
     goto part_3;
 part_3:;
+    const __m512i x_40 = _mm512_add_epi16(x_28, t_6);
+    const __m512i x_41 = _mm512_sub_epi16(x_28, t_6);
     const __m512i x_42 = _mm512_add_epi16(x_29, t_7);
     const __m512i x_43 = _mm512_sub_epi16(x_29, t_7);
     const __m512i x_44 = _mm512_add_epi16(x_31, t_8);
@@ -2745,10 +2756,10 @@ part_3:;
     const __m512i x_113 = _mm512_sub_epi16(red_8, t_40);
     const __m512i x_114 = _mm512_add_epi16(red_10, t_42);
     const __m512i x_115 = _mm512_sub_epi16(red_10, t_42);
-    const __m512i x_116 = _mm512_add_epi16(red_9, t_41);
-    const __m512i x_117 = _mm512_sub_epi16(red_9, t_41);
     goto part_4;
 part_4:;
+    const __m512i x_116 = _mm512_add_epi16(red_9, t_41);
+    const __m512i x_117 = _mm512_sub_epi16(red_9, t_41);
     const __m512i x_118 = _mm512_add_epi16(red_11, t_43);
     const __m512i x_119 = _mm512_sub_epi16(red_11, t_43);
     const __m512i x_120 = _mm512_add_epi16(red_12, t_44);
@@ -2875,10 +2886,10 @@ part_4:;
     const __m512i red_20 = nttgen_newhope512_avx512_barrett_coarse(x_212);
     const __m512i t_85 = nttgen_newhope512_avx512_montmul(x_215, zeta_51, zetaqinv_51);
     const __m512i red_21 = nttgen_newhope512_avx512_barrett_coarse(x_214);
-    const __m512i x_216 = _mm512_add_epi16(x_150, t_69);
-    const __m512i x_217 = _mm512_sub_epi16(x_150, t_69);
     goto part_5;
 part_5:;
+    const __m512i x_216 = _mm512_add_epi16(x_150, t_69);
+    const __m512i x_217 = _mm512_sub_epi16(x_150, t_69);
     const __m512i x_218 = _mm512_add_epi16(x_158, t_71);
     const __m512i x_219 = _mm512_sub_epi16(x_158, t_71);
     const __m512i x_220 = nttgen_newhope512_avx512_ilv128_lo(x_216, x_218);
@@ -3005,10 +3016,10 @@ part_5:;
     const __m512i x_309 = _mm512_unpacklo_epi32(x_304, x_308);
     const __m512i x_310 = _mm512_unpackhi_epi32(x_304, x_308);
     const __m512i t_108 = nttgen_newhope512_avx512_montmul(x_310, zeta_68, zetaqinv_68);
-    const __m512i x_311 = _mm512_add_epi16(red_30, t_94);
-    const __m512i x_312 = _mm512_unpacklo_epi32(x_305, x_311);
     goto part_6;
 part_6:;
+    const __m512i x_311 = _mm512_add_epi16(red_30, t_94);
+    const __m512i x_312 = _mm512_unpacklo_epi32(x_305, x_311);
     const __m512i x_313 = _mm512_unpackhi_epi32(x_305, x_311);
     const __m512i t_109 = nttgen_newhope512_avx512_montmul(x_313, zeta_76, zetaqinv_76);
     const __m512i x_314 = _mm512_sub_epi16(red_31, t_95);
@@ -3135,10 +3146,10 @@ part_6:;
     const __m512i x_399 = nttgen_newhope512_avx512_ilv16_hi(x_393, x_395);
     const __m512i t_130 = nttgen_newhope512_avx512_montmul(x_397, zeta_92, zetaqinv_92);
     const __m512i t_131 = nttgen_newhope512_avx512_montmul(x_399, zeta_93, zetaqinv_93);
-    const __m512i x_400 = _mm512_add_epi16(red_33, t_113);
-    const __m512i x_401 = _mm512_sub_epi16(red_33, t_113);
     goto part_7;
 part_7:;
+    const __m512i x_400 = _mm512_add_epi16(red_33, t_113);
+    const __m512i x_401 = _mm512_sub_epi16(red_33, t_113);
     const __m512i x_402 = _mm512_add_epi16(red_35, t_115);
     const __m512i x_403 = _mm512_sub_epi16(red_35, t_115);
     const __m512i x_404 = nttgen_newhope512_avx512_ilv16_lo(x_400, x_402);
@@ -3265,10 +3276,10 @@ part_7:;
     const __m512i x_493 = _mm512_sub_epi16(p_8, p_9);
     const __m512i x_494 = _mm512_add_epi16(p_10, p_11);
     const __m512i x_495 = _mm512_sub_epi16(p_10, p_11);
-    const __m512i x_496 = nttgen_newhope512_avx512_ilv16_lo(x_488, x_489);
-    const __m512i x_497 = nttgen_newhope512_avx512_ilv16_hi(x_488, x_489);
     goto part_8;
 part_8:;
+    const __m512i x_496 = nttgen_newhope512_avx512_ilv16_lo(x_488, x_489);
+    const __m512i x_497 = nttgen_newhope512_avx512_ilv16_hi(x_488, x_489);
     const __m512i x_498 = nttgen_newhope512_avx512_ilv16_lo(x_490, x_491);
     const __m512i x_499 = nttgen_newhope512_avx512_ilv16_hi(x_490, x_491);
     const __m512i x_500 = nttgen_newhope512_avx512_ilv16_lo(x_492, x_493);
@@ -3395,10 +3406,10 @@ part_8:;
     const __m512i x_589 = nttgen_newhope512_avx512_unzip32_hi(x_584, x_585);
     const __m512i x_590 = nttgen_newhope512_avx512_unzip32_lo(x_586, x_587);
     const __m512i x_591 = nttgen_newhope512_avx512_unzip32_hi(x_586, x_587);
-    const __m512i x_592 = _mm512_add_epi16(x_588, t_164);
-    const __m512i x_593 = _mm512_sub_epi16(x_588, t_164);
     goto part_9;
 part_9:;
+    const __m512i x_592 = _mm512_add_epi16(x_588, t_164);
+    const __m512i x_593 = _mm512_sub_epi16(x_588, t_164);
     const __m512i x_594 = _mm512_add_epi16(x_590, t_165);
     const __m512i x_595 = _mm512_sub_epi16(x_590, t_165);
     const __m512i x_596 = _mm512_add_epi16(x_589, t_166);
@@ -3525,10 +3536,10 @@ part_9:;
     const __m512i t_199 = nttgen_newhope512_avx512_montmul(x_667, zeta_120, zetaqinv_120);
     const __m512i x_674 = _mm512_add_epi16(x_665, t_193);
     const __m512i x_675 = _mm512_sub_epi16(x_665, t_193);
-    const __m512i t_200 = nttgen_newhope512_avx512_montmul(x_668, zeta_121, zetaqinv_121);
-    const __m512i t_201 = nttgen_newhope512_avx512_montmul(x_669, zeta_122, zetaqinv_122);
     goto part_10;
 part_10:;
+    const __m512i t_200 = nttgen_newhope512_avx512_montmul(x_668, zeta_121, zetaqinv_121);
+    const __m512i t_201 = nttgen_newhope512_avx512_montmul(x_669, zeta_122, zetaqinv_122);
     const __m512i t_202 = nttgen_newhope512_avx512_montmul(x_670, zeta_123, zetaqinv_123);
     const __m512i t_203 = nttgen_newhope512_avx512_montmul(x_671, zeta_124, zetaqinv_124);
     const __m512i t_204 = nttgen_newhope512_avx512_montmul(x_672, zeta_125, zetaqinv_125);
