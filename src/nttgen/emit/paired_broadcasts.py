@@ -50,8 +50,8 @@ def _fixed_broadcast(s: Stmt) -> bool:
 
 
 def _entries_read(body: list[Stmt], t: Table, lanes: int) -> set[int] | None:
-    """Every entry of ``t`` a load in ``body`` reads, over every trip of its loops (None where
-    a run-time trip count leaves that open)."""
+    """Every entry of ``t`` a load in ``body`` other than a fixed broadcast reads, over every
+    trip of its loops (None where a run-time trip count leaves that open)."""
     read: set[int] = set()
 
     def visit(body: list[Stmt], counts: dict[LoopVar, int | None]) -> bool:
@@ -61,7 +61,7 @@ def _entries_read(body: list[Stmt], t: Table, lanes: int) -> set[int] | None:
                 n = s.count.const if s.count.static else s.count.cap
                 if not visit(s.body, {**counts, s.var: n}):
                     return False
-            elif isinstance(s, Load) and s.src is t:
+            elif isinstance(s, Load) and s.src is t and not _fixed_broadcast(s):
                 index = s.index
                 loop_vars = [v for v, _ in index.terms]
                 if index.lookup is not None and index.lookup.var not in loop_vars:
@@ -99,6 +99,22 @@ def paired_broadcasts_for(fn: Function, isa: Isa) -> Function:
         return fn
     entries = {t: sorted(e) for t, e in reads.items()}
     copies = {t: paired(t, e) for t, e in entries.items()}
+    # what is left of a table once its fixed broadcasts read the copy: the entries no load
+    # reads any more are stored as 0 (no number in the file that nothing reads), and those
+    # before the first whole vector and after the last entry still read are cut off (the
+    # loads' indices move with them, by whole vectors: aligned loads stay aligned); a table
+    # no load reads any more is dropped
+    L = fn.lanes
+    kept: dict[Table, tuple[Table, int]] = {}
+    for t in reads:
+        live = _entries_read(fn.body, t, L)
+        if live is None:
+            kept[t] = (t, 0)
+        elif live:
+            lo, hi = min(live) // L * L, max(live)
+            values = tuple(t.values[i] * (i in live) for i in range(lo, hi + 1))
+            notes = tuple((i - lo, text) for i, text in t.notes if lo <= i <= hi)
+            kept[t] = (replace(t, values=values, notes=notes), lo)
 
     def rewrite(body: list[Stmt]) -> list[Stmt]:
         out: list[Stmt] = []
@@ -109,32 +125,6 @@ def paired_broadcasts_for(fn: Function, isa: Isa) -> Function:
                 assert isinstance(s, Load) and isinstance(s.src, Table)
                 at = Affine(entries[s.src].index(s.index.const))
                 s = replace(s, src=copies[s.src], index=at)
-            out.append(s)
-        return out
-
-    body = rewrite(fn.body)
-    # what is left of a table once its fixed broadcasts read the copy: the entries no load
-    # reads any more are stored as 0 (no number in the file that nothing reads), and those
-    # before the first whole vector and after the last entry still read are cut off (the
-    # loads' indices move with them, by whole vectors: aligned loads stay aligned); a table
-    # no load reads any more is dropped
-    L = fn.lanes
-    kept: dict[Table, tuple[Table, int]] = {}
-    for t in reads:
-        live = _entries_read(body, t, L)
-        if live is None:
-            kept[t] = (t, 0)
-        elif live:
-            lo, hi = min(live) // L * L, max(live)
-            values = tuple(t.values[i] * (i in live) for i in range(lo, hi + 1))
-            notes = tuple((i - lo, text) for i, text in t.notes if lo <= i <= hi)
-            kept[t] = (replace(t, values=values, notes=notes), lo)
-
-    def retarget(body: list[Stmt]) -> list[Stmt]:
-        out: list[Stmt] = []
-        for s in body:
-            if isinstance(s, Loop):
-                s = replace(s, body=retarget(s.body))
             elif isinstance(s, Load) and s.src in kept:
                 assert isinstance(s.src, Table)
                 table, lo = kept[s.src]
@@ -143,4 +133,4 @@ def paired_broadcasts_for(fn: Function, isa: Isa) -> Function:
         return out
 
     tables = [kept[t][0] if t in kept else t for t in fn.tables if t not in reads or t in kept]
-    return replace(fn, body=retarget(body), tables=[*tables, *copies.values()])
+    return replace(fn, body=rewrite(fn.body), tables=[*tables, *copies.values()])
