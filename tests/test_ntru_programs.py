@@ -46,6 +46,7 @@ from nttgen.programs.ntru import (
     build_good_rader,
     forward_signs,
     good_rader_shape,
+    packs_last_group,
     pairs_fit,
     transpose,
 )
@@ -664,6 +665,7 @@ def test_forward_and_base_stages_alone(lanes: int, products: BaseProducts, loope
         assert got == [x % Q for x in pieces[k]], f"piece {k}"
     assert not fa[len(shape.pieces) * m :].any()  # the padding rows
     prod = evaluate(fs.functions["base"], arith, {"a": fa, "b": fb}, checked=True)["r"][0]
+    assert not prod[len(shape.pieces) * m :].any()  # the padding rows
     rinv = shape.base_scale * pow(1 << 16, -1, Q)
     for k, t in enumerate(shape.points):
         x, y = fa[k * m : (k + 1) * m], fb[k * m : (k + 1) * m]
@@ -675,6 +677,20 @@ def test_forward_and_base_stages_alone(lanes: int, products: BaseProducts, loope
         assert [int(v) % Q for v in prod[k * m : (k + 1) * m]] == [w * rinv % Q for w in want], (
             f"product {k}"
         )
+
+
+@pytest.mark.parametrize("looped", [False, True])
+def test_split_base_shares_a_half_group_between_the_last_halves(looped: bool) -> None:
+    """At 32 lanes sntrup761's 48 pieces take 64 rows: the last group's 16 pieces fill half
+    its lanes, so its two halves (mod x^16 - s_k and x^16 + s_k) are multiplied in one
+    half-group: the products' loops run 3 trips, not 4. At 16 lanes nothing is split."""
+    assert not packs_last_group(good_rader_shape(P, Q, 16))
+    shape = good_rader_shape(P, Q, 32)
+    assert (len(shape.pieces), shape.rows) == (48, 64) and packs_last_group(shape)
+    config = NtruConfig(base_products="wide", looped_products=looped)
+    base = build_good_rader(P, Q, Arith(Q, I16), 32, 3, config).functions["base"]
+    trips = [s.count.const for s in base.body if isinstance(s, Loop) and s.var.hint == "half"]
+    assert trips == ([3, 3] if looped else [3])
 
 
 def test_every_transfer_application_is_proven() -> None:

@@ -17,14 +17,14 @@
  * Functions (input range -> output range; executed ops per call, vector ops):
  *   nttgen_sntrup761_avx512_polymul: r = a*b mod (q, x^761 - x - 1)
  *       a in [-2295, 2295], b in [-2295, 2295] -> r in [-2295, 2295]
- *       ops: load 1859, store 787, add 1035, sub 921, montmul 710, barrett_coarse 369, cond_add_q
- *         48, shuffle 192, zip 288, const 252, addw 448, madd 512, mredw 64
- *       coefficient reductions: 11808
+ *       ops: load 1649, store 804, add 1035, sub 921, montmul 695, barrett_coarse 353, cond_add_q
+ *         48, shuffle 240, zip 288, const 253, addw 336, madd 384, mredw 48
+ *       coefficient reductions: 11296
  *   nttgen_sntrup761_avx512_polymul_small: r = a*b mod (q, x^761 - x - 1) for a small b
  *       a in [-2295, 2295], b in [-1, 1] -> r in [-2295, 2295]
- *       ops: load 1859, store 787, add 1131, sub 753, mullo 336, montmul 572, barrett_coarse 363,
- *         cond_add_q 48, shuffle 192, zip 288, const 202, addw 448, madd 512, mredw 64
- *       coefficient reductions: 11616
+ *       ops: load 1649, store 804, add 1131, sub 753, mullo 336, montmul 557, barrett_coarse 347,
+ *         cond_add_q 48, shuffle 240, zip 288, const 203, addw 336, madd 384, mredw 48
+ *       coefficient reductions: 11104
  */
 #if !defined(NTTGEN_NO_ISA_CHECK) && !defined(__AVX512F__)
 #error "compile this avx512 file with -mavx512f (__AVX512F__ is not defined)"
@@ -361,21 +361,19 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_sntrup761_avx512_base_siq[64] = {
 
 // s_k, then -s_k, for each group of pieces (multiplier)
 // clang-format off
-NTTGEN_ALIGN(64) static const int16_t nttgen_sntrup761_avx512_base_sw[128] = {
+NTTGEN_ALIGN(64) static const int16_t nttgen_sntrup761_avx512_base_sw[96] = {
     824, -832, 1656, 1593, 405, 1998, 124, 1836, -1712, 50, 1777, 1727, -1757, -98, 1659, -1523, -780, -743, 1089, 1055, -2144, -1264, 1722, 1605, 527, 1379, 1906, 2083, 482, 1601, -567, -1879,
     -824, 832, -1656, -1593, -405, -1998, -124, -1836, 1712, -50, -1777, -1727, 1757, 98, -1659, 1523, 780, 743, -1089, -1055, 2144, 1264, -1722, -1605, -527, -1379, -1906, -2083, -482, -1601, 567, 1879,
-    1312, -734, -1276, -2010, 1185, -1255, 70, -781, -432, -1213, -1092, -122, 1214, -1477, 247, -1230, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-    -1312, 734, 1276, 2010, -1185, 1255, -70, 781, 432, 1213, 1092, 122, -1214, 1477, -247, 1230, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    1312, -734, -1276, -2010, 1185, -1255, 70, -781, -432, -1213, -1092, -122, 1214, -1477, 247, -1230, -1312, 734, 1276, 2010, -1185, 1255, -70, 781, 432, 1213, 1092, 122, -1214, 1477, -247, 1230,
 };
 // clang-format on
 
 // s_k, then -s_k, for each group of pieces (quotient)
 // clang-format off
-NTTGEN_ALIGN(64) static const int16_t nttgen_sntrup761_avx512_base_swq[128] = {
+NTTGEN_ALIGN(64) static const int16_t nttgen_sntrup761_avx512_base_swq[96] = {
     -30648, -28864, -1784, -3497, -26437, -29934, -27836, -6252, -21584, -4882, -10977, -6095, -4083, -24510, -20427, -16445, -2484, -13961, -17201, -24367, -23968, -31248, -18714, -12533, -19999, -6195, -26194, -12019, -2498, -9521, -15417, -10521,
     30648, 28864, 1784, 3497, 26437, 29934, 27836, 6252, 21584, 4882, 10977, 6095, 4083, 24510, 20427, 16445, 2484, 13961, 17201, 24367, 23968, 31248, 18714, 12533, 19999, 6195, 26194, 12019, 2498, 9521, 15417, 10521,
-    -4896, -4354, -22212, -26566, -23953, -21641, -19942, -18115, -2384, -20499, -29692, -6438, -29406, -18315, -5767, -24082, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-    4896, 4354, 22212, 26566, 23953, 21641, 19942, 18115, 2384, 20499, 29692, 6438, 29406, 18315, 5767, 24082, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    -4896, -4354, -22212, -26566, -23953, -21641, -19942, -18115, -2384, -20499, -29692, -6438, -29406, -18315, -5767, -24082, 4896, 4354, 22212, 26566, 23953, 21641, 19942, 18115, 2384, 20499, 29692, 6438, 29406, 18315, 5767, 24082,
 };
 // clang-format on
 
@@ -1210,8 +1208,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_avx512_forward_small(int16_t r[rest
 
 /*
  * products modulo x^32 - t_k, pieces in lanes
- * Ops per call: load 1360, store 380, add 96, sub 96, montmul 156, barrett_coarse 192, shuffle 192,
- *   zip 288, addw 448, madd 512, mredw 64
+ * Ops per call: load 1150, store 397, add 96, sub 96, montmul 141, barrett_coarse 176, shuffle 240,
+ *   zip 288, const 1, addw 336, madd 384, mredw 48
  */
 static NTTGEN_NOINLINE void nttgen_sntrup761_avx512_base(int16_t r[restrict 2048],
                                                          const int16_t a[restrict 2048],
@@ -1219,7 +1217,7 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_avx512_base(int16_t r[restrict 2048
     NTTGEN_ALIGN(64) int16_t xs[2048];
     NTTGEN_ALIGN(64) int16_t ys[2048];
     NTTGEN_ALIGN(64) int16_t cs[2048];
-    NTTGEN_ALIGN(64) int16_t ye[3968];
+    NTTGEN_ALIGN(64) int16_t ye[2976];
     const int16_t *const s_0 = nttgen_sntrup761_avx512_base_s;
     const int16_t *const sq_0 = nttgen_sntrup761_avx512_base_sq;
     const int16_t *const sw_0 = nttgen_sntrup761_avx512_base_sw;
@@ -1850,7 +1848,135 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_avx512_base(int16_t r[restrict 2048
         _mm512_storeu_si512((__m512i *)(&ys[grp_0 * 1024] + 960), sm_30);
         _mm512_storeu_si512((__m512i *)(&ys[grp_0 * 1024] + 992), sm_31);
     }
-    for (size_t half_0 = 0; half_0 < 4; ++half_0) {
+    const __m512i hp_0 = _mm512_load_si512((const __m512i *)&xs[1024]);
+    const __m512i hm_0 = _mm512_load_si512((const __m512i *)&xs[1536]);
+    const __m512i hb_0 = _mm512_shuffle_i64x2(hp_0, hm_0, 68);
+    _mm512_storeu_si512((__m512i *)&xs[1024], hb_0);
+    const __m512i hp_1 = _mm512_load_si512((const __m512i *)&xs[1056]);
+    const __m512i hm_1 = _mm512_load_si512((const __m512i *)&xs[1568]);
+    const __m512i hb_1 = _mm512_shuffle_i64x2(hp_1, hm_1, 68);
+    _mm512_storeu_si512((__m512i *)&xs[1056], hb_1);
+    const __m512i hp_2 = _mm512_load_si512((const __m512i *)&xs[1088]);
+    const __m512i hm_2 = _mm512_load_si512((const __m512i *)&xs[1600]);
+    const __m512i hb_2 = _mm512_shuffle_i64x2(hp_2, hm_2, 68);
+    _mm512_storeu_si512((__m512i *)&xs[1088], hb_2);
+    const __m512i hp_3 = _mm512_load_si512((const __m512i *)&xs[1120]);
+    const __m512i hm_3 = _mm512_load_si512((const __m512i *)&xs[1632]);
+    const __m512i hb_3 = _mm512_shuffle_i64x2(hp_3, hm_3, 68);
+    _mm512_storeu_si512((__m512i *)&xs[1120], hb_3);
+    const __m512i hp_4 = _mm512_load_si512((const __m512i *)&xs[1152]);
+    const __m512i hm_4 = _mm512_load_si512((const __m512i *)&xs[1664]);
+    const __m512i hb_4 = _mm512_shuffle_i64x2(hp_4, hm_4, 68);
+    _mm512_storeu_si512((__m512i *)&xs[1152], hb_4);
+    const __m512i hp_5 = _mm512_load_si512((const __m512i *)&xs[1184]);
+    const __m512i hm_5 = _mm512_load_si512((const __m512i *)&xs[1696]);
+    const __m512i hb_5 = _mm512_shuffle_i64x2(hp_5, hm_5, 68);
+    _mm512_storeu_si512((__m512i *)&xs[1184], hb_5);
+    const __m512i hp_6 = _mm512_load_si512((const __m512i *)&xs[1216]);
+    const __m512i hm_6 = _mm512_load_si512((const __m512i *)&xs[1728]);
+    const __m512i hb_6 = _mm512_shuffle_i64x2(hp_6, hm_6, 68);
+    _mm512_storeu_si512((__m512i *)&xs[1216], hb_6);
+    const __m512i hp_7 = _mm512_load_si512((const __m512i *)&xs[1248]);
+    const __m512i hm_7 = _mm512_load_si512((const __m512i *)&xs[1760]);
+    const __m512i hb_7 = _mm512_shuffle_i64x2(hp_7, hm_7, 68);
+    _mm512_storeu_si512((__m512i *)&xs[1248], hb_7);
+    const __m512i hp_8 = _mm512_load_si512((const __m512i *)&xs[1280]);
+    const __m512i hm_8 = _mm512_load_si512((const __m512i *)&xs[1792]);
+    const __m512i hb_8 = _mm512_shuffle_i64x2(hp_8, hm_8, 68);
+    _mm512_storeu_si512((__m512i *)&xs[1280], hb_8);
+    const __m512i hp_9 = _mm512_load_si512((const __m512i *)&xs[1312]);
+    const __m512i hm_9 = _mm512_load_si512((const __m512i *)&xs[1824]);
+    const __m512i hb_9 = _mm512_shuffle_i64x2(hp_9, hm_9, 68);
+    _mm512_storeu_si512((__m512i *)&xs[1312], hb_9);
+    const __m512i hp_10 = _mm512_load_si512((const __m512i *)&xs[1344]);
+    const __m512i hm_10 = _mm512_load_si512((const __m512i *)&xs[1856]);
+    const __m512i hb_10 = _mm512_shuffle_i64x2(hp_10, hm_10, 68);
+    _mm512_storeu_si512((__m512i *)&xs[1344], hb_10);
+    const __m512i hp_11 = _mm512_load_si512((const __m512i *)&xs[1376]);
+    const __m512i hm_11 = _mm512_load_si512((const __m512i *)&xs[1888]);
+    const __m512i hb_11 = _mm512_shuffle_i64x2(hp_11, hm_11, 68);
+    _mm512_storeu_si512((__m512i *)&xs[1376], hb_11);
+    const __m512i hp_12 = _mm512_load_si512((const __m512i *)&xs[1408]);
+    const __m512i hm_12 = _mm512_load_si512((const __m512i *)&xs[1920]);
+    const __m512i hb_12 = _mm512_shuffle_i64x2(hp_12, hm_12, 68);
+    _mm512_storeu_si512((__m512i *)&xs[1408], hb_12);
+    const __m512i hp_13 = _mm512_load_si512((const __m512i *)&xs[1440]);
+    const __m512i hm_13 = _mm512_load_si512((const __m512i *)&xs[1952]);
+    const __m512i hb_13 = _mm512_shuffle_i64x2(hp_13, hm_13, 68);
+    _mm512_storeu_si512((__m512i *)&xs[1440], hb_13);
+    const __m512i hp_14 = _mm512_load_si512((const __m512i *)&xs[1472]);
+    const __m512i hm_14 = _mm512_load_si512((const __m512i *)&xs[1984]);
+    const __m512i hb_14 = _mm512_shuffle_i64x2(hp_14, hm_14, 68);
+    _mm512_storeu_si512((__m512i *)&xs[1472], hb_14);
+    const __m512i hp_15 = _mm512_load_si512((const __m512i *)&xs[1504]);
+    const __m512i hm_15 = _mm512_load_si512((const __m512i *)&xs[2016]);
+    const __m512i hb_15 = _mm512_shuffle_i64x2(hp_15, hm_15, 68);
+    _mm512_storeu_si512((__m512i *)&xs[1504], hb_15);
+    const __m512i hp_16 = _mm512_load_si512((const __m512i *)&ys[1024]);
+    const __m512i hm_16 = _mm512_load_si512((const __m512i *)&ys[1536]);
+    const __m512i hb_16 = _mm512_shuffle_i64x2(hp_16, hm_16, 68);
+    _mm512_storeu_si512((__m512i *)&ys[1024], hb_16);
+    const __m512i hp_17 = _mm512_load_si512((const __m512i *)&ys[1056]);
+    const __m512i hm_17 = _mm512_load_si512((const __m512i *)&ys[1568]);
+    const __m512i hb_17 = _mm512_shuffle_i64x2(hp_17, hm_17, 68);
+    _mm512_storeu_si512((__m512i *)&ys[1056], hb_17);
+    const __m512i hp_18 = _mm512_load_si512((const __m512i *)&ys[1088]);
+    const __m512i hm_18 = _mm512_load_si512((const __m512i *)&ys[1600]);
+    const __m512i hb_18 = _mm512_shuffle_i64x2(hp_18, hm_18, 68);
+    _mm512_storeu_si512((__m512i *)&ys[1088], hb_18);
+    const __m512i hp_19 = _mm512_load_si512((const __m512i *)&ys[1120]);
+    const __m512i hm_19 = _mm512_load_si512((const __m512i *)&ys[1632]);
+    const __m512i hb_19 = _mm512_shuffle_i64x2(hp_19, hm_19, 68);
+    _mm512_storeu_si512((__m512i *)&ys[1120], hb_19);
+    const __m512i hp_20 = _mm512_load_si512((const __m512i *)&ys[1152]);
+    const __m512i hm_20 = _mm512_load_si512((const __m512i *)&ys[1664]);
+    const __m512i hb_20 = _mm512_shuffle_i64x2(hp_20, hm_20, 68);
+    _mm512_storeu_si512((__m512i *)&ys[1152], hb_20);
+    const __m512i hp_21 = _mm512_load_si512((const __m512i *)&ys[1184]);
+    const __m512i hm_21 = _mm512_load_si512((const __m512i *)&ys[1696]);
+    const __m512i hb_21 = _mm512_shuffle_i64x2(hp_21, hm_21, 68);
+    _mm512_storeu_si512((__m512i *)&ys[1184], hb_21);
+    const __m512i hp_22 = _mm512_load_si512((const __m512i *)&ys[1216]);
+    const __m512i hm_22 = _mm512_load_si512((const __m512i *)&ys[1728]);
+    const __m512i hb_22 = _mm512_shuffle_i64x2(hp_22, hm_22, 68);
+    _mm512_storeu_si512((__m512i *)&ys[1216], hb_22);
+    const __m512i hp_23 = _mm512_load_si512((const __m512i *)&ys[1248]);
+    const __m512i hm_23 = _mm512_load_si512((const __m512i *)&ys[1760]);
+    const __m512i hb_23 = _mm512_shuffle_i64x2(hp_23, hm_23, 68);
+    _mm512_storeu_si512((__m512i *)&ys[1248], hb_23);
+    const __m512i hp_24 = _mm512_load_si512((const __m512i *)&ys[1280]);
+    const __m512i hm_24 = _mm512_load_si512((const __m512i *)&ys[1792]);
+    const __m512i hb_24 = _mm512_shuffle_i64x2(hp_24, hm_24, 68);
+    _mm512_storeu_si512((__m512i *)&ys[1280], hb_24);
+    const __m512i hp_25 = _mm512_load_si512((const __m512i *)&ys[1312]);
+    const __m512i hm_25 = _mm512_load_si512((const __m512i *)&ys[1824]);
+    const __m512i hb_25 = _mm512_shuffle_i64x2(hp_25, hm_25, 68);
+    _mm512_storeu_si512((__m512i *)&ys[1312], hb_25);
+    const __m512i hp_26 = _mm512_load_si512((const __m512i *)&ys[1344]);
+    const __m512i hm_26 = _mm512_load_si512((const __m512i *)&ys[1856]);
+    const __m512i hb_26 = _mm512_shuffle_i64x2(hp_26, hm_26, 68);
+    _mm512_storeu_si512((__m512i *)&ys[1344], hb_26);
+    const __m512i hp_27 = _mm512_load_si512((const __m512i *)&ys[1376]);
+    const __m512i hm_27 = _mm512_load_si512((const __m512i *)&ys[1888]);
+    const __m512i hb_27 = _mm512_shuffle_i64x2(hp_27, hm_27, 68);
+    _mm512_storeu_si512((__m512i *)&ys[1376], hb_27);
+    const __m512i hp_28 = _mm512_load_si512((const __m512i *)&ys[1408]);
+    const __m512i hm_28 = _mm512_load_si512((const __m512i *)&ys[1920]);
+    const __m512i hb_28 = _mm512_shuffle_i64x2(hp_28, hm_28, 68);
+    _mm512_storeu_si512((__m512i *)&ys[1408], hb_28);
+    const __m512i hp_29 = _mm512_load_si512((const __m512i *)&ys[1440]);
+    const __m512i hm_29 = _mm512_load_si512((const __m512i *)&ys[1952]);
+    const __m512i hb_29 = _mm512_shuffle_i64x2(hp_29, hm_29, 68);
+    _mm512_storeu_si512((__m512i *)&ys[1440], hb_29);
+    const __m512i hp_30 = _mm512_load_si512((const __m512i *)&ys[1472]);
+    const __m512i hm_30 = _mm512_load_si512((const __m512i *)&ys[1984]);
+    const __m512i hb_30 = _mm512_shuffle_i64x2(hp_30, hm_30, 68);
+    _mm512_storeu_si512((__m512i *)&ys[1472], hb_30);
+    const __m512i hp_31 = _mm512_load_si512((const __m512i *)&ys[1504]);
+    const __m512i hm_31 = _mm512_load_si512((const __m512i *)&ys[2016]);
+    const __m512i hb_31 = _mm512_shuffle_i64x2(hp_31, hm_31, 68);
+    _mm512_storeu_si512((__m512i *)&ys[1504], hb_31);
+    for (size_t half_0 = 0; half_0 < 3; ++half_0) {
         const __m512i y_0 = _mm512_load_si512((const __m512i *)&ys[half_0 * 512]);
         const __m512i y_1 = _mm512_load_si512((const __m512i *)(&ys[half_0 * 512] + 32));
         const __m512i y_2 = _mm512_load_si512((const __m512i *)(&ys[half_0 * 512] + 64));
@@ -1932,7 +2058,7 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_avx512_base(int16_t r[restrict 2048
         _mm512_storeu_si512((__m512i *)(&ye[half_0 * 992] + 928), red_78);
         _mm512_storeu_si512((__m512i *)(&ye[half_0 * 992] + 960), red_79);
     }
-    for (size_t half_1 = 0; half_1 < 4; ++half_1) {
+    for (size_t half_1 = 0; half_1 < 3; ++half_1) {
         const __m512i x_0 = _mm512_load_si512((const __m512i *)&xs[half_1 * 512]);
         const __m512i x_1 = _mm512_load_si512((const __m512i *)(&xs[half_1 * 512] + 32));
         const __m512i x_2 = _mm512_load_si512((const __m512i *)(&xs[half_1 * 512] + 64));
@@ -2015,6 +2141,87 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_avx512_base(int16_t r[restrict 2048
             _mm512_storeu_si512((__m512i *)&cs[half_1 * 512 + k_0 * 32], c_0);
         }
     }
+    const __m512i zero_0 = _mm512_set1_epi16(0);
+    const __m512i cb_0 = _mm512_load_si512((const __m512i *)&cs[1024]);
+    const __m512i s_2 = _mm512_shuffle_i64x2(cb_0, zero_0, 68);
+    const __m512i s_3 = _mm512_shuffle_i64x2(cb_0, zero_0, 238);
+    _mm512_storeu_si512((__m512i *)&cs[1024], s_2);
+    _mm512_storeu_si512((__m512i *)&cs[1536], s_3);
+    const __m512i cb_1 = _mm512_load_si512((const __m512i *)&cs[1056]);
+    const __m512i s_4 = _mm512_shuffle_i64x2(cb_1, zero_0, 68);
+    const __m512i s_5 = _mm512_shuffle_i64x2(cb_1, zero_0, 238);
+    _mm512_storeu_si512((__m512i *)&cs[1056], s_4);
+    _mm512_storeu_si512((__m512i *)&cs[1568], s_5);
+    const __m512i cb_2 = _mm512_load_si512((const __m512i *)&cs[1088]);
+    const __m512i s_6 = _mm512_shuffle_i64x2(cb_2, zero_0, 68);
+    const __m512i s_7 = _mm512_shuffle_i64x2(cb_2, zero_0, 238);
+    _mm512_storeu_si512((__m512i *)&cs[1088], s_6);
+    _mm512_storeu_si512((__m512i *)&cs[1600], s_7);
+    const __m512i cb_3 = _mm512_load_si512((const __m512i *)&cs[1120]);
+    const __m512i s_8 = _mm512_shuffle_i64x2(cb_3, zero_0, 68);
+    const __m512i s_9 = _mm512_shuffle_i64x2(cb_3, zero_0, 238);
+    _mm512_storeu_si512((__m512i *)&cs[1120], s_8);
+    _mm512_storeu_si512((__m512i *)&cs[1632], s_9);
+    const __m512i cb_4 = _mm512_load_si512((const __m512i *)&cs[1152]);
+    const __m512i s_10 = _mm512_shuffle_i64x2(cb_4, zero_0, 68);
+    const __m512i s_11 = _mm512_shuffle_i64x2(cb_4, zero_0, 238);
+    _mm512_storeu_si512((__m512i *)&cs[1152], s_10);
+    _mm512_storeu_si512((__m512i *)&cs[1664], s_11);
+    const __m512i cb_5 = _mm512_load_si512((const __m512i *)&cs[1184]);
+    const __m512i s_12 = _mm512_shuffle_i64x2(cb_5, zero_0, 68);
+    const __m512i s_13 = _mm512_shuffle_i64x2(cb_5, zero_0, 238);
+    _mm512_storeu_si512((__m512i *)&cs[1184], s_12);
+    _mm512_storeu_si512((__m512i *)&cs[1696], s_13);
+    const __m512i cb_6 = _mm512_load_si512((const __m512i *)&cs[1216]);
+    const __m512i s_14 = _mm512_shuffle_i64x2(cb_6, zero_0, 68);
+    const __m512i s_15 = _mm512_shuffle_i64x2(cb_6, zero_0, 238);
+    _mm512_storeu_si512((__m512i *)&cs[1216], s_14);
+    _mm512_storeu_si512((__m512i *)&cs[1728], s_15);
+    const __m512i cb_7 = _mm512_load_si512((const __m512i *)&cs[1248]);
+    const __m512i s_16 = _mm512_shuffle_i64x2(cb_7, zero_0, 68);
+    const __m512i s_17 = _mm512_shuffle_i64x2(cb_7, zero_0, 238);
+    _mm512_storeu_si512((__m512i *)&cs[1248], s_16);
+    _mm512_storeu_si512((__m512i *)&cs[1760], s_17);
+    const __m512i cb_8 = _mm512_load_si512((const __m512i *)&cs[1280]);
+    const __m512i s_18 = _mm512_shuffle_i64x2(cb_8, zero_0, 68);
+    const __m512i s_19 = _mm512_shuffle_i64x2(cb_8, zero_0, 238);
+    _mm512_storeu_si512((__m512i *)&cs[1280], s_18);
+    _mm512_storeu_si512((__m512i *)&cs[1792], s_19);
+    const __m512i cb_9 = _mm512_load_si512((const __m512i *)&cs[1312]);
+    const __m512i s_20 = _mm512_shuffle_i64x2(cb_9, zero_0, 68);
+    const __m512i s_21 = _mm512_shuffle_i64x2(cb_9, zero_0, 238);
+    _mm512_storeu_si512((__m512i *)&cs[1312], s_20);
+    _mm512_storeu_si512((__m512i *)&cs[1824], s_21);
+    const __m512i cb_10 = _mm512_load_si512((const __m512i *)&cs[1344]);
+    const __m512i s_22 = _mm512_shuffle_i64x2(cb_10, zero_0, 68);
+    const __m512i s_23 = _mm512_shuffle_i64x2(cb_10, zero_0, 238);
+    _mm512_storeu_si512((__m512i *)&cs[1344], s_22);
+    _mm512_storeu_si512((__m512i *)&cs[1856], s_23);
+    const __m512i cb_11 = _mm512_load_si512((const __m512i *)&cs[1376]);
+    const __m512i s_24 = _mm512_shuffle_i64x2(cb_11, zero_0, 68);
+    const __m512i s_25 = _mm512_shuffle_i64x2(cb_11, zero_0, 238);
+    _mm512_storeu_si512((__m512i *)&cs[1376], s_24);
+    _mm512_storeu_si512((__m512i *)&cs[1888], s_25);
+    const __m512i cb_12 = _mm512_load_si512((const __m512i *)&cs[1408]);
+    const __m512i s_26 = _mm512_shuffle_i64x2(cb_12, zero_0, 68);
+    const __m512i s_27 = _mm512_shuffle_i64x2(cb_12, zero_0, 238);
+    _mm512_storeu_si512((__m512i *)&cs[1408], s_26);
+    _mm512_storeu_si512((__m512i *)&cs[1920], s_27);
+    const __m512i cb_13 = _mm512_load_si512((const __m512i *)&cs[1440]);
+    const __m512i s_28 = _mm512_shuffle_i64x2(cb_13, zero_0, 68);
+    const __m512i s_29 = _mm512_shuffle_i64x2(cb_13, zero_0, 238);
+    _mm512_storeu_si512((__m512i *)&cs[1440], s_28);
+    _mm512_storeu_si512((__m512i *)&cs[1952], s_29);
+    const __m512i cb_14 = _mm512_load_si512((const __m512i *)&cs[1472]);
+    const __m512i s_30 = _mm512_shuffle_i64x2(cb_14, zero_0, 68);
+    const __m512i s_31 = _mm512_shuffle_i64x2(cb_14, zero_0, 238);
+    _mm512_storeu_si512((__m512i *)&cs[1472], s_30);
+    _mm512_storeu_si512((__m512i *)&cs[1984], s_31);
+    const __m512i cb_15 = _mm512_load_si512((const __m512i *)&cs[1504]);
+    const __m512i s_32 = _mm512_shuffle_i64x2(cb_15, zero_0, 68);
+    const __m512i s_33 = _mm512_shuffle_i64x2(cb_15, zero_0, 238);
+    _mm512_storeu_si512((__m512i *)&cs[1504], s_32);
+    _mm512_storeu_si512((__m512i *)&cs[2016], s_33);
     for (size_t grp_1 = 0; grp_1 < 2; ++grp_1) {
         const __m512i si_1 = _mm512_load_si512((const __m512i *)&si_0[grp_1 * 32]);
         const __m512i siq_1 = _mm512_load_si512((const __m512i *)&siq_0[grp_1 * 32]);
@@ -2797,8 +3004,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_avx512_fold(int16_t r[restrict 761]
  * r[761]: on exit in [-2295, 2295]
  * a[761]: on entry in [-2295, 2295]
  * b[761]: on entry in [-2295, 2295]
- * Ops per call: load 1859, store 787, add 1035, sub 921, montmul 710, barrett_coarse 369,
- *   cond_add_q 48, shuffle 192, zip 288, const 252, addw 448, madd 512, mredw 64
+ * Ops per call: load 1649, store 804, add 1035, sub 921, montmul 695, barrett_coarse 353,
+ *   cond_add_q 48, shuffle 240, zip 288, const 253, addw 336, madd 384, mredw 48
  */
 void nttgen_sntrup761_avx512_polymul(int16_t r[761], const int16_t a[761], const int16_t b[761]) {
     NTTGEN_ALIGN(64) int16_t a_hat[2048];
@@ -2827,8 +3034,8 @@ void nttgen_sntrup761_avx512_polymul(int16_t r[761], const int16_t a[761], const
  * r[761]: on exit in [-2295, 2295]
  * a[761]: on entry in [-2295, 2295]
  * b[761]: on entry in [-1, 1]
- * Ops per call: load 1859, store 787, add 1131, sub 753, mullo 336, montmul 572, barrett_coarse
- *   363, cond_add_q 48, shuffle 192, zip 288, const 202, addw 448, madd 512, mredw 64
+ * Ops per call: load 1649, store 804, add 1131, sub 753, mullo 336, montmul 557, barrett_coarse
+ *   347, cond_add_q 48, shuffle 240, zip 288, const 203, addw 336, madd 384, mredw 48
  */
 void nttgen_sntrup761_avx512_polymul_small(int16_t r[761], const int16_t a[761],
                                            const int16_t b[761]) {

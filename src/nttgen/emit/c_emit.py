@@ -396,7 +396,13 @@ class CEmitter(TableReads):
                     return self._bind_wide(out, self._hint())
                 return self._bind(out, self._hint(), wide=True)
             if isinstance(out, tuple):
-                return tuple(self._bind(e, self._hint(k)) for k, e in enumerate(out))
+                # a result nothing reads is not declared (an unused variable is an error
+                # under -Werror); its expression is never built into the code
+                assert isinstance(self.stmt, Op)
+                return tuple(
+                    self._bind(e, self._hint(k)) if self._uses[r] else e
+                    for k, (e, r) in enumerate(zip(out, self.stmt.results, strict=True))
+                )
             bound = self._bind(out, self._hint())
             if op == "barrett" and isinstance(bound, C.Name):
                 self._reductions[bound.text] = (args[0], self.blocks[-1][-1])

@@ -211,7 +211,8 @@ def program_base(
     looped: bool = False,
 ) -> None:
     """base(r, a, b): row k of r = (row k of a) * (row k of b) * beta^-1 mod (x^m - t_k), for
-    every row (the padding rows have t = 0 and zero inputs). ``zip_group``: the ISA's
+    every row (the padding rows have t = 0 and zero inputs, and come out zero; split pieces
+    multiply no padding where :func:`packs_last_group`). ``zip_group``: the ISA's
     interleave group in lane bits, for the transposes (None: ``shuffle`` only);
     ``products``: "wide", by :func:`twisted_product` (double-width sums); "karatsuba", by
     :func:`karatsuba_product`; "pairs", by :func:`program_base_pairs` where its shape allows
@@ -242,6 +243,8 @@ def program_base(
     looped = looped and products == "wide"
 
     roots = shape.split_roots
+    groups = rows // L
+    packed = roots is not None and packs_last_group(shape)
     if roots is not None:
         pad = [0] * (rows - len(roots))
         half = m // 2
@@ -249,13 +252,16 @@ def program_base(
             S, "s", roots + pad, f"s_k, s_k^2 = t_k: x^{m} - t_k = (x^{half} - s_k)(x^{half} + s_k)"
         )
         root_inv = twisted_tables(S, "si", [pow(x, -1, q) for x in roots] + pad, "1 / s_k")
-        # the wrap constants of the two halves of group g: s_k (x^h = s_k), then -s_k
+        # the wrap constants of each half-group (see half_groups): s_k (x^h = s_k), then -s_k
         signed = [
             u * sign
             for g in range(0, rows, L)
             for sign in (1, -1)
             for u in (roots + pad)[g : g + L]
         ]
+        if packed:  # the last group's pieces in use, +s_k in the low lanes, -s_k in the high
+            used = (roots + pad)[(groups - 1) * L : (groups - 1) * L + L // 2]
+            signed = signed[: 2 * (groups - 1) * L] + used + [-u for u in used]
         half_root = twisted_tables(S, "sw", signed, "s_k, then -s_k, for each group of pieces")
 
     def split(v: list[Value], s: tuple[Value, Value]) -> tuple[list[Value], list[Value]]:
@@ -276,7 +282,6 @@ def program_base(
             for rr, val in enumerate(back):
                 S.store(r, k0 * m + rr * m + h, val)
 
-    groups = rows // L
     if roots is None:
 
         def group(v: LoopVar) -> None:
@@ -291,11 +296,15 @@ def program_base(
         return
 
     # Cooley–Tukey, in three loops that pass the halves through memory: split each group's
-    # pieces, multiply the 2 * groups halves in one loop, then 2c = (c+ + c-) + x^h (c+ - c-)/s.
+    # pieces, multiply the halves in one loop, then 2c = (c+ + c-) + x^h (c+ - c-)/s.
     # With both halves' products inline, their values spilled (AVX-512, sntrup761: the base
-    # took 3,400 of 6,500 ticks).
+    # took 3,400 of 6,500 ticks). Half-group 2g holds group g's halves mod x^h - s_k, 2g + 1
+    # those mod x^h + s_k, each h vectors of L pieces; where the last group's pieces in use
+    # fill at most half its lanes, its two halves share one half-group (packs_last_group).
     half = m // 2
-    xs, ys, cs = (S.local(name, rows * m) for name in ("xs", "ys", "cs"))
+    half_groups = 2 * groups - 1 if packed else 2 * groups
+    block = half * L  # one half-group
+    xs, ys, cs = (S.local(name, 2 * groups * block) for name in ("xs", "ys", "cs"))
 
     def split_group(v: LoopVar) -> None:
         k0 = Affine.of(v) * L
@@ -305,16 +314,37 @@ def program_base(
             for i, val in enumerate(plus + minus):
                 S.store(dst, k0 * m + i * L, val)
 
-    looped_products = LoopedTwistedProduct(S, red, half, 2 * groups) if looped else None
+    def pack(dst: Buffer) -> None:
+        """The last group's two halves into its first half-group: the low lanes (its pieces
+        in use) of the half mod x^h - s_k, then those of the half mod x^h + s_k, one 256-bit
+        (L/2-lane) interleave per vector."""
+        at = (2 * groups - 2) * block
+        for i in range(half):
+            plus = S.load(dst, at + i * L, hint="hp")
+            minus = S.load(dst, at + block + i * L, hint="hm")
+            both, _ = S.shuffle(plus, minus, L // 2, hints=("hb", "hx"))
+            S.store(dst, at + i * L, both)
+
+    def unpack() -> None:
+        """Inverse of :func:`pack` on the products: each half back to its own half-group, its
+        lanes out of use zero (the rows of padding pieces stay zero)."""
+        at = (2 * groups - 2) * block
+        zero = S.const(0, hint="zero")
+        for i in range(half):
+            plus, minus = S.shuffle(S.load(cs, at + i * L, hint="cb"), zero, L // 2)
+            S.store(cs, at + i * L, plus)
+            S.store(cs, at + block + i * L, minus)
+
+    looped_products = LoopedTwistedProduct(S, red, half, half_groups) if looped else None
 
     def wrap_half(v: LoopVar) -> None:
-        at = Affine.of(v) * (half * L)
+        at = Affine.of(v) * block
         yh = [S.load(ys, at + i * L, hint="y") for i in range(half)]
         assert looped_products is not None
         looped_products.wrap(Affine.of(v), yh, half_root(Affine.of(v) * L))
 
     def half_product(v: LoopVar) -> None:
-        at = Affine.of(v) * (half * L)
+        at = Affine.of(v) * block
         xh = [S.load(xs, at + i * L, hint="x") for i in range(half)]
         if looped_products is not None:
             looped_products.product(Affine.of(v), xh, lambda k, val: S.store(cs, at + k * L, val))
@@ -337,10 +367,25 @@ def program_base(
         store_rows(k0, lo + hi)
 
     S.loop(groups, split_group, hint="grp", unroll=False)
+    if packed:
+        pack(xs)
+        pack(ys)
     if looped_products is not None:
-        S.loop(2 * groups, wrap_half, hint="half", unroll=False)
-    S.loop(2 * groups, half_product, hint="half", unroll=False)
+        S.loop(half_groups, wrap_half, hint="half", unroll=False)
+    S.loop(half_groups, half_product, hint="half", unroll=False)
+    if packed:
+        unpack()
     S.loop(groups, join_group, hint="grp", unroll=False)
+
+
+def packs_last_group(shape: GoodRaderShape) -> bool:
+    """Whether :func:`program_base` multiplies the last group's two halves as one half-group:
+    where the pieces are split and those in use in the last group of L fill at most half its
+    lanes (sntrup761 on 32 lanes: 48 pieces in 64 rows), which saves a quarter of the products
+    of padding at the cost of 3 L/2-lane interleaves per coefficient vector of the group."""
+    L = shape.lanes
+    in_last = len(shape.pieces) - (shape.rows // L - 1) * L
+    return shape.split_roots is not None and L > 1 and in_last <= L // 2
 
 
 def pairs_fit(shape: GoodRaderShape) -> bool:
