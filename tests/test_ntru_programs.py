@@ -501,30 +501,33 @@ def _check_compiled(k: Kernel, ref: Kernel, seed: int) -> tuple[np.ndarray, np.n
     return a, b, big
 
 
-# every choice of the base's products an ISA can emit, other than its default (pairs: x86
-# with one piece per register, i.e. AVX2; AVX-512 splits its pieces)
+# every choice of the base's products an ISA can emit, other than its default (pairs: x86)
 OTHER_PRODUCTS = [
     (isa, choice)
     for isa in NTRU_ISAS
     for choice in ("karatsuba", "wide", "pairs")
     if choice != NTRU_CHOICES[isa].get("base_products", "karatsuba")
-    and (choice != "pairs" or isa == "avx2")
+    and (choice != "pairs" or isa in ("avx2", "avx512"))
 ]
 # the text only each choice emits
 PRODUCT_MARKERS = {"karatsuba": None, "wide": "_mredw(", "pairs": "_pair_mred("}
 
 
 def test_compiled_wide_products_unrolled() -> None:
-    """AVX-512's base with its products unrolled, the other way from its default (loops
-    over the coefficients, see tuning.NTRU_CHOICES): against the schoolbook product, the
-    exact evaluator of the same program and the default portable C."""
+    """AVX-512's base by double-width sums (not its default pair sums) with the products of
+    its split pieces unrolled, the other way from the loops over their coefficients that
+    test_compiled_base_products runs: against the schoolbook product, the exact evaluator of
+    the same program and the default portable C."""
     require_isa("avx512")
     ring = get_ntru_ring("sntrup761")
     assert ntru_config(ring, "avx512").looped_products
-    config = dataclasses.replace(ntru_config(ring, "avx512"), looped_products=False)
+    config = dataclasses.replace(
+        ntru_config(ring, "avx512"), base_products="wide", looped_products=False
+    )
     k = Kernel(ring, "avx512", files=generate_ntru(ring, "avx512", config=config))
-    assert "ye[" not in k.files.source
-    assert "ye[" in generate_ntru(ring, "avx512").source
+    assert "_mredw(" in k.files.source and "ye[" not in k.files.source
+    looped = dataclasses.replace(config, looped_products=True)
+    assert "ye[" in generate_ntru(ring, "avx512", config=looped).source
     a, b, big = _check_compiled(k, load("sntrup761", "c"), seed=43)
     fs = ntru_functions(ring, "avx512", config=config)
     exact = evaluate(fs.functions["polymul"], Arith(Q, I16), {"a": a, "b": b}, checked=True)
@@ -634,6 +637,7 @@ def test_another_parameter_set(lanes: int) -> None:
         (32, "karatsuba", False),
         (32, "wide", False),
         (32, "wide", True),
+        (32, "pairs", True),
     ],
 )
 def test_forward_and_base_stages_alone(lanes: int, products: BaseProducts, looped: bool) -> None:
@@ -679,15 +683,17 @@ def test_forward_and_base_stages_alone(lanes: int, products: BaseProducts, loope
         )
 
 
-@pytest.mark.parametrize("looped", [False, True])
-def test_split_base_shares_a_half_group_between_the_last_halves(looped: bool) -> None:
+@pytest.mark.parametrize(("products", "looped"), [("wide", False), ("wide", True), ("pairs", True)])
+def test_split_base_shares_a_half_group_between_the_last_halves(
+    products: BaseProducts, looped: bool
+) -> None:
     """At 32 lanes sntrup761's 48 pieces take 64 rows: the last group's 16 pieces fill half
     its lanes, so its two halves (mod x^16 - s_k and x^16 + s_k) are multiplied in one
     half-group: the products' loops run 3 trips, not 4. At 16 lanes nothing is split."""
     assert not packs_last_group(good_rader_shape(P, Q, 16))
     shape = good_rader_shape(P, Q, 32)
     assert (len(shape.pieces), shape.rows) == (48, 64) and packs_last_group(shape)
-    config = NtruConfig(base_products="wide", looped_products=looped)
+    config = NtruConfig(base_products=products, looped_products=looped)
     base = build_good_rader(P, Q, Arith(Q, I16), 32, 3, config).functions["base"]
     trips = [s.count.const for s in base.body if isinstance(s, Loop) and s.var.hint == "half"]
     assert trips == ([3, 3] if looped else [3])

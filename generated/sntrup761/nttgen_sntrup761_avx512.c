@@ -17,13 +17,13 @@
  * Functions (input range -> output range; executed ops per call, vector ops):
  *   nttgen_sntrup761_avx512_polymul: r = a*b mod (q, x^761 - x - 1)
  *       a in [-2295, 2295], b in [-2295, 2295] -> r in [-2295, 2295]
- *       ops: load 1649, store 804, add 1035, sub 921, montmul 695, barrett_coarse 353, cond_add_q
- *         48, shuffle 240, zip 288, const 253, addw 336, madd 384, mredw 48
+ *       ops: load 1649, store 891, add 1035, sub 921, montmul 695, barrett_coarse 353, cond_add_q
+ *         48, shuffle 240, zip 402, const 253, pair_add 672, pair_madd 768, pair_mred 48
  *       coefficient reductions: 11296
  *   nttgen_sntrup761_avx512_polymul_small: r = a*b mod (q, x^761 - x - 1) for a small b
  *       a in [-2295, 2295], b in [-1, 1] -> r in [-2295, 2295]
- *       ops: load 1649, store 804, add 1131, sub 753, mullo 336, montmul 557, barrett_coarse 347,
- *         cond_add_q 48, shuffle 240, zip 288, const 203, addw 336, madd 384, mredw 48
+ *       ops: load 1649, store 891, add 1131, sub 753, mullo 336, montmul 557, barrett_coarse 347,
+ *         cond_add_q 48, shuffle 240, zip 402, const 203, pair_add 672, pair_madd 768, pair_mred 48
  *       coefficient reductions: 11104
  */
 #if !defined(NTTGEN_NO_ISA_CHECK) && !defined(__AVX512F__)
@@ -58,6 +58,11 @@
 #else
 #define NTTGEN_GCC_OPAQUE(p) ((void)0)
 #endif
+#endif
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC push_options
+#pragma GCC optimize("no-predictive-commoning")
 #endif
 
 #ifdef NTTGEN_DEBUG
@@ -119,36 +124,17 @@ static inline __m512i nttgen_sntrup761_avx512_barrett_coarse(__m512i a) {
 }
 
 /*
- * a0*b0 + a1*b1 in 32-bit lanes for the lanes vpunpcklwd takes (vpmaddwd).
+ * Signed Montgomery reductions of two vectors of 32-bit pair sums into one of
+ * 16-bit lanes: lane 2i = even[i]/2^16 mod q, lane 2i+1 = odd[i]/2^16 mod q.
  */
-static inline __m512i nttgen_sntrup761_avx512_madd_lo(__m512i a0, __m512i b0, __m512i a1,
-                                                      __m512i b1) {
-    return _mm512_madd_epi16(_mm512_unpacklo_epi16(a0, a1), _mm512_unpacklo_epi16(b0, b1));
-}
-
-/*
- * a0*b0 + a1*b1 in 32-bit lanes for the lanes vpunpckhwd takes (vpmaddwd).
- */
-static inline __m512i nttgen_sntrup761_avx512_madd_hi(__m512i a0, __m512i b0, __m512i a1,
-                                                      __m512i b1) {
-    return _mm512_madd_epi16(_mm512_unpackhi_epi16(a0, a1), _mm512_unpackhi_epi16(b0, b1));
-}
-
-/*
- * Signed Montgomery reduction of 32-bit sums (two vectors, as vpunpck{l,h}wd
- * ordered them) to 16-bit lanes in their order: (a - m*q) / 2^16 with
- * m = lo(a)*q^-1 mod 2^16 (vpmullw, vpmaddwd, vpsubd, vpsrad, vpackssdw).
- */
-static inline __m512i nttgen_sntrup761_avx512_mredw(__m512i lo, __m512i hi) {
+static inline __m512i nttgen_sntrup761_avx512_pair_mred(__m512i even, __m512i odd) {
     const __m512i qinv = _mm512_set1_epi32(15631);
     const __m512i q = _mm512_set1_epi32(4591);
-    const __m512i m_lo = _mm512_mullo_epi16(lo, qinv);
-    const __m512i d_lo = _mm512_sub_epi32(lo, _mm512_madd_epi16(m_lo, q));
-    const __m512i m_hi = _mm512_mullo_epi16(hi, qinv);
-    const __m512i d_hi = _mm512_sub_epi32(hi, _mm512_madd_epi16(m_hi, q));
-    const __m512i r_lo = _mm512_srai_epi32(d_lo, 16);
-    const __m512i r_hi = _mm512_srai_epi32(d_hi, 16);
-    return _mm512_packs_epi32(r_lo, r_hi);
+    const __m512i m_even = _mm512_mullo_epi16(even, qinv);
+    const __m512i d_even = _mm512_sub_epi32(even, _mm512_madd_epi16(m_even, q));
+    const __m512i m_odd = _mm512_mullo_epi16(odd, qinv);
+    const __m512i d_odd = _mm512_sub_epi32(odd, _mm512_madd_epi16(m_odd, q));
+    return _mm512_mask_blend_epi16((__mmask32)0xaaaaaaaau, _mm512_srli_epi32(d_even, 16), d_odd);
 }
 
 /*
@@ -343,19 +329,19 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_sntrup761_avx512_base_sq[64] = {
 };
 // clang-format on
 
-// 1 / s_k (multiplier)
+// 1 / s_k, in the products' lane order (multiplier)
 // clang-format off
 NTTGEN_ALIGN(64) static const int16_t nttgen_sntrup761_avx512_base_si[64] = {
-    -1477, -1230, -247, 1092, -1214, -122, -781, -1213, 432, 1185, -70, -1255, -734, -2010, -1276, 567, -1312, 1879, -2083, 1601, 482, 527, 1906, -1379, -1264, -1605, 1722, -1089, -2144, 1055, 1523, 743,
-    780, -1757, 1659, -98, 50, 1727, -1777, 124, 1712, 1836, -1593, 1998, -405, 824, -1656, -832, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    -1477, -1214, -1230, -122, -247, -781, 1092, -1213, 432, -734, 1185, -2010, -70, -1276, -1255, 567, -1312, 482, 1879, 527, -2083, 1906, 1601, -1379, -1264, -2144, -1605, 1055, 1722, 1523, -1089, 743,
+    780, 50, -1757, 1727, 1659, -1777, -98, 124, 1712, -405, 1836, 824, -1593, -1656, 1998, -832, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
 };
 // clang-format on
 
-// 1 / s_k (quotient)
+// 1 / s_k, in the products' lane order (quotient)
 // clang-format off
 NTTGEN_ALIGN(64) static const int16_t nttgen_sntrup761_avx512_base_siq[64] = {
-    -18315, -24082, 5767, 29692, 29406, -6438, -18115, -20499, 2384, -23953, 19942, -21641, -4354, -26566, -22212, 15417, 4896, 10521, 12019, -9521, -2498, -19999, -26194, 6195, -31248, 12533, -18714, 17201, -23968, -24367, 16445, 13961,
-    2484, -4083, -20427, -24510, -4882, -6095, 10977, -27836, 21584, -6252, 3497, -29934, 26437, -30648, 1784, -28864, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    -18315, 29406, -24082, -6438, 5767, -18115, 29692, -20499, 2384, -4354, -23953, -26566, 19942, -22212, -21641, 15417, 4896, -2498, 10521, -19999, 12019, -26194, -9521, 6195, -31248, -23968, 12533, -24367, -18714, 16445, 17201, 13961,
+    2484, -4882, -4083, -6095, -20427, 10977, -24510, -27836, 21584, 26437, -6252, -30648, 3497, 1784, -29934, -28864, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
 };
 // clang-format on
 
@@ -1208,8 +1194,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_avx512_forward_small(int16_t r[rest
 
 /*
  * products modulo x^32 - t_k, pieces in lanes
- * Ops per call: load 1150, store 397, add 96, sub 96, montmul 141, barrett_coarse 176, shuffle 240,
- *   zip 288, const 1, addw 336, madd 384, mredw 48
+ * Ops per call: load 1150, store 484, add 96, sub 96, montmul 141, barrett_coarse 176, shuffle 240,
+ *   zip 402, const 1, pair_add 672, pair_madd 768, pair_mred 48
  */
 static NTTGEN_NOINLINE void nttgen_sntrup761_avx512_base(int16_t r[restrict 2048],
                                                          const int16_t a[restrict 2048],
@@ -1217,7 +1203,7 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_avx512_base(int16_t r[restrict 2048
     NTTGEN_ALIGN(64) int16_t xs[2048];
     NTTGEN_ALIGN(64) int16_t ys[2048];
     NTTGEN_ALIGN(64) int16_t cs[2048];
-    NTTGEN_ALIGN(64) int16_t ye[2976];
+    NTTGEN_ALIGN(64) int16_t yz[5760];
     const int16_t *const s_0 = nttgen_sntrup761_avx512_base_s;
     const int16_t *const sq_0 = nttgen_sntrup761_avx512_base_sq;
     const int16_t *const sw_0 = nttgen_sntrup761_avx512_base_sw;
@@ -2026,37 +2012,128 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_avx512_base(int16_t r[restrict 2048
         const __m512i yt_12 = nttgen_sntrup761_avx512_montmul(red_77, sw_1, swq_1);
         const __m512i yt_13 = nttgen_sntrup761_avx512_montmul(red_78, sw_1, swq_1);
         const __m512i yt_14 = nttgen_sntrup761_avx512_montmul(red_79, sw_1, swq_1);
-        _mm512_storeu_si512((__m512i *)&ye[half_0 * 992], yt_0);
-        _mm512_storeu_si512((__m512i *)(&ye[half_0 * 992] + 32), yt_1);
-        _mm512_storeu_si512((__m512i *)(&ye[half_0 * 992] + 64), yt_2);
-        _mm512_storeu_si512((__m512i *)(&ye[half_0 * 992] + 96), yt_3);
-        _mm512_storeu_si512((__m512i *)(&ye[half_0 * 992] + 128), yt_4);
-        _mm512_storeu_si512((__m512i *)(&ye[half_0 * 992] + 160), yt_5);
-        _mm512_storeu_si512((__m512i *)(&ye[half_0 * 992] + 192), yt_6);
-        _mm512_storeu_si512((__m512i *)(&ye[half_0 * 992] + 224), yt_7);
-        _mm512_storeu_si512((__m512i *)(&ye[half_0 * 992] + 256), yt_8);
-        _mm512_storeu_si512((__m512i *)(&ye[half_0 * 992] + 288), yt_9);
-        _mm512_storeu_si512((__m512i *)(&ye[half_0 * 992] + 320), yt_10);
-        _mm512_storeu_si512((__m512i *)(&ye[half_0 * 992] + 352), yt_11);
-        _mm512_storeu_si512((__m512i *)(&ye[half_0 * 992] + 384), yt_12);
-        _mm512_storeu_si512((__m512i *)(&ye[half_0 * 992] + 416), yt_13);
-        _mm512_storeu_si512((__m512i *)(&ye[half_0 * 992] + 448), yt_14);
-        _mm512_storeu_si512((__m512i *)(&ye[half_0 * 992] + 480), red_64);
-        _mm512_storeu_si512((__m512i *)(&ye[half_0 * 992] + 512), red_65);
-        _mm512_storeu_si512((__m512i *)(&ye[half_0 * 992] + 544), red_66);
-        _mm512_storeu_si512((__m512i *)(&ye[half_0 * 992] + 576), red_67);
-        _mm512_storeu_si512((__m512i *)(&ye[half_0 * 992] + 608), red_68);
-        _mm512_storeu_si512((__m512i *)(&ye[half_0 * 992] + 640), red_69);
-        _mm512_storeu_si512((__m512i *)(&ye[half_0 * 992] + 672), red_70);
-        _mm512_storeu_si512((__m512i *)(&ye[half_0 * 992] + 704), red_71);
-        _mm512_storeu_si512((__m512i *)(&ye[half_0 * 992] + 736), red_72);
-        _mm512_storeu_si512((__m512i *)(&ye[half_0 * 992] + 768), red_73);
-        _mm512_storeu_si512((__m512i *)(&ye[half_0 * 992] + 800), red_74);
-        _mm512_storeu_si512((__m512i *)(&ye[half_0 * 992] + 832), red_75);
-        _mm512_storeu_si512((__m512i *)(&ye[half_0 * 992] + 864), red_76);
-        _mm512_storeu_si512((__m512i *)(&ye[half_0 * 992] + 896), red_77);
-        _mm512_storeu_si512((__m512i *)(&ye[half_0 * 992] + 928), red_78);
-        _mm512_storeu_si512((__m512i *)(&ye[half_0 * 992] + 960), red_79);
+        const __m512i yz_0 = _mm512_unpacklo_epi16(yt_1, yt_0);
+        const __m512i yz_1 = _mm512_unpackhi_epi16(yt_1, yt_0);
+        _mm512_storeu_si512((__m512i *)&yz[half_0 * 1920], yz_0);
+        _mm512_storeu_si512((__m512i *)(&yz[half_0 * 1920] + 32), yz_1);
+        const __m512i yz_2 = _mm512_unpacklo_epi16(yt_2, yt_1);
+        const __m512i yz_3 = _mm512_unpackhi_epi16(yt_2, yt_1);
+        _mm512_storeu_si512((__m512i *)(&yz[half_0 * 1920] + 64), yz_2);
+        _mm512_storeu_si512((__m512i *)(&yz[half_0 * 1920] + 96), yz_3);
+        const __m512i yz_4 = _mm512_unpacklo_epi16(yt_3, yt_2);
+        const __m512i yz_5 = _mm512_unpackhi_epi16(yt_3, yt_2);
+        _mm512_storeu_si512((__m512i *)(&yz[half_0 * 1920] + 128), yz_4);
+        _mm512_storeu_si512((__m512i *)(&yz[half_0 * 1920] + 160), yz_5);
+        const __m512i yz_6 = _mm512_unpacklo_epi16(yt_4, yt_3);
+        const __m512i yz_7 = _mm512_unpackhi_epi16(yt_4, yt_3);
+        _mm512_storeu_si512((__m512i *)(&yz[half_0 * 1920] + 192), yz_6);
+        _mm512_storeu_si512((__m512i *)(&yz[half_0 * 1920] + 224), yz_7);
+        const __m512i yz_8 = _mm512_unpacklo_epi16(yt_5, yt_4);
+        const __m512i yz_9 = _mm512_unpackhi_epi16(yt_5, yt_4);
+        _mm512_storeu_si512((__m512i *)(&yz[half_0 * 1920] + 256), yz_8);
+        _mm512_storeu_si512((__m512i *)(&yz[half_0 * 1920] + 288), yz_9);
+        const __m512i yz_10 = _mm512_unpacklo_epi16(yt_6, yt_5);
+        const __m512i yz_11 = _mm512_unpackhi_epi16(yt_6, yt_5);
+        _mm512_storeu_si512((__m512i *)(&yz[half_0 * 1920] + 320), yz_10);
+        _mm512_storeu_si512((__m512i *)(&yz[half_0 * 1920] + 352), yz_11);
+        const __m512i yz_12 = _mm512_unpacklo_epi16(yt_7, yt_6);
+        const __m512i yz_13 = _mm512_unpackhi_epi16(yt_7, yt_6);
+        _mm512_storeu_si512((__m512i *)(&yz[half_0 * 1920] + 384), yz_12);
+        _mm512_storeu_si512((__m512i *)(&yz[half_0 * 1920] + 416), yz_13);
+        const __m512i yz_14 = _mm512_unpacklo_epi16(yt_8, yt_7);
+        const __m512i yz_15 = _mm512_unpackhi_epi16(yt_8, yt_7);
+        _mm512_storeu_si512((__m512i *)(&yz[half_0 * 1920] + 448), yz_14);
+        _mm512_storeu_si512((__m512i *)(&yz[half_0 * 1920] + 480), yz_15);
+        const __m512i yz_16 = _mm512_unpacklo_epi16(yt_9, yt_8);
+        const __m512i yz_17 = _mm512_unpackhi_epi16(yt_9, yt_8);
+        _mm512_storeu_si512((__m512i *)(&yz[half_0 * 1920] + 512), yz_16);
+        _mm512_storeu_si512((__m512i *)(&yz[half_0 * 1920] + 544), yz_17);
+        const __m512i yz_18 = _mm512_unpacklo_epi16(yt_10, yt_9);
+        const __m512i yz_19 = _mm512_unpackhi_epi16(yt_10, yt_9);
+        _mm512_storeu_si512((__m512i *)(&yz[half_0 * 1920] + 576), yz_18);
+        _mm512_storeu_si512((__m512i *)(&yz[half_0 * 1920] + 608), yz_19);
+        const __m512i yz_20 = _mm512_unpacklo_epi16(yt_11, yt_10);
+        const __m512i yz_21 = _mm512_unpackhi_epi16(yt_11, yt_10);
+        _mm512_storeu_si512((__m512i *)(&yz[half_0 * 1920] + 640), yz_20);
+        _mm512_storeu_si512((__m512i *)(&yz[half_0 * 1920] + 672), yz_21);
+        const __m512i yz_22 = _mm512_unpacklo_epi16(yt_12, yt_11);
+        const __m512i yz_23 = _mm512_unpackhi_epi16(yt_12, yt_11);
+        _mm512_storeu_si512((__m512i *)(&yz[half_0 * 1920] + 704), yz_22);
+        _mm512_storeu_si512((__m512i *)(&yz[half_0 * 1920] + 736), yz_23);
+        const __m512i yz_24 = _mm512_unpacklo_epi16(yt_13, yt_12);
+        const __m512i yz_25 = _mm512_unpackhi_epi16(yt_13, yt_12);
+        _mm512_storeu_si512((__m512i *)(&yz[half_0 * 1920] + 768), yz_24);
+        _mm512_storeu_si512((__m512i *)(&yz[half_0 * 1920] + 800), yz_25);
+        const __m512i yz_26 = _mm512_unpacklo_epi16(yt_14, yt_13);
+        const __m512i yz_27 = _mm512_unpackhi_epi16(yt_14, yt_13);
+        _mm512_storeu_si512((__m512i *)(&yz[half_0 * 1920] + 832), yz_26);
+        _mm512_storeu_si512((__m512i *)(&yz[half_0 * 1920] + 864), yz_27);
+        const __m512i yz_28 = _mm512_unpacklo_epi16(red_64, yt_14);
+        const __m512i yz_29 = _mm512_unpackhi_epi16(red_64, yt_14);
+        _mm512_storeu_si512((__m512i *)(&yz[half_0 * 1920] + 896), yz_28);
+        _mm512_storeu_si512((__m512i *)(&yz[half_0 * 1920] + 928), yz_29);
+        const __m512i yz_30 = _mm512_unpacklo_epi16(red_65, red_64);
+        const __m512i yz_31 = _mm512_unpackhi_epi16(red_65, red_64);
+        _mm512_storeu_si512((__m512i *)(&yz[half_0 * 1920] + 960), yz_30);
+        _mm512_storeu_si512((__m512i *)(&yz[half_0 * 1920] + 992), yz_31);
+        const __m512i yz_32 = _mm512_unpacklo_epi16(red_66, red_65);
+        const __m512i yz_33 = _mm512_unpackhi_epi16(red_66, red_65);
+        _mm512_storeu_si512((__m512i *)(&yz[half_0 * 1920] + 1024), yz_32);
+        _mm512_storeu_si512((__m512i *)(&yz[half_0 * 1920] + 1056), yz_33);
+        const __m512i yz_34 = _mm512_unpacklo_epi16(red_67, red_66);
+        const __m512i yz_35 = _mm512_unpackhi_epi16(red_67, red_66);
+        _mm512_storeu_si512((__m512i *)(&yz[half_0 * 1920] + 1088), yz_34);
+        _mm512_storeu_si512((__m512i *)(&yz[half_0 * 1920] + 1120), yz_35);
+        const __m512i yz_36 = _mm512_unpacklo_epi16(red_68, red_67);
+        const __m512i yz_37 = _mm512_unpackhi_epi16(red_68, red_67);
+        _mm512_storeu_si512((__m512i *)(&yz[half_0 * 1920] + 1152), yz_36);
+        _mm512_storeu_si512((__m512i *)(&yz[half_0 * 1920] + 1184), yz_37);
+        const __m512i yz_38 = _mm512_unpacklo_epi16(red_69, red_68);
+        const __m512i yz_39 = _mm512_unpackhi_epi16(red_69, red_68);
+        _mm512_storeu_si512((__m512i *)(&yz[half_0 * 1920] + 1216), yz_38);
+        goto part_5;
+    part_5:;
+        _mm512_storeu_si512((__m512i *)(&yz[half_0 * 1920] + 1248), yz_39);
+        const __m512i yz_40 = _mm512_unpacklo_epi16(red_70, red_69);
+        const __m512i yz_41 = _mm512_unpackhi_epi16(red_70, red_69);
+        _mm512_storeu_si512((__m512i *)(&yz[half_0 * 1920] + 1280), yz_40);
+        _mm512_storeu_si512((__m512i *)(&yz[half_0 * 1920] + 1312), yz_41);
+        const __m512i yz_42 = _mm512_unpacklo_epi16(red_71, red_70);
+        const __m512i yz_43 = _mm512_unpackhi_epi16(red_71, red_70);
+        _mm512_storeu_si512((__m512i *)(&yz[half_0 * 1920] + 1344), yz_42);
+        _mm512_storeu_si512((__m512i *)(&yz[half_0 * 1920] + 1376), yz_43);
+        const __m512i yz_44 = _mm512_unpacklo_epi16(red_72, red_71);
+        const __m512i yz_45 = _mm512_unpackhi_epi16(red_72, red_71);
+        _mm512_storeu_si512((__m512i *)(&yz[half_0 * 1920] + 1408), yz_44);
+        _mm512_storeu_si512((__m512i *)(&yz[half_0 * 1920] + 1440), yz_45);
+        const __m512i yz_46 = _mm512_unpacklo_epi16(red_73, red_72);
+        const __m512i yz_47 = _mm512_unpackhi_epi16(red_73, red_72);
+        _mm512_storeu_si512((__m512i *)(&yz[half_0 * 1920] + 1472), yz_46);
+        _mm512_storeu_si512((__m512i *)(&yz[half_0 * 1920] + 1504), yz_47);
+        const __m512i yz_48 = _mm512_unpacklo_epi16(red_74, red_73);
+        const __m512i yz_49 = _mm512_unpackhi_epi16(red_74, red_73);
+        _mm512_storeu_si512((__m512i *)(&yz[half_0 * 1920] + 1536), yz_48);
+        _mm512_storeu_si512((__m512i *)(&yz[half_0 * 1920] + 1568), yz_49);
+        const __m512i yz_50 = _mm512_unpacklo_epi16(red_75, red_74);
+        const __m512i yz_51 = _mm512_unpackhi_epi16(red_75, red_74);
+        _mm512_storeu_si512((__m512i *)(&yz[half_0 * 1920] + 1600), yz_50);
+        _mm512_storeu_si512((__m512i *)(&yz[half_0 * 1920] + 1632), yz_51);
+        const __m512i yz_52 = _mm512_unpacklo_epi16(red_76, red_75);
+        const __m512i yz_53 = _mm512_unpackhi_epi16(red_76, red_75);
+        _mm512_storeu_si512((__m512i *)(&yz[half_0 * 1920] + 1664), yz_52);
+        _mm512_storeu_si512((__m512i *)(&yz[half_0 * 1920] + 1696), yz_53);
+        const __m512i yz_54 = _mm512_unpacklo_epi16(red_77, red_76);
+        const __m512i yz_55 = _mm512_unpackhi_epi16(red_77, red_76);
+        _mm512_storeu_si512((__m512i *)(&yz[half_0 * 1920] + 1728), yz_54);
+        _mm512_storeu_si512((__m512i *)(&yz[half_0 * 1920] + 1760), yz_55);
+        const __m512i yz_56 = _mm512_unpacklo_epi16(red_78, red_77);
+        const __m512i yz_57 = _mm512_unpackhi_epi16(red_78, red_77);
+        _mm512_storeu_si512((__m512i *)(&yz[half_0 * 1920] + 1792), yz_56);
+        _mm512_storeu_si512((__m512i *)(&yz[half_0 * 1920] + 1824), yz_57);
+        const __m512i yz_58 = _mm512_unpacklo_epi16(red_79, red_78);
+        const __m512i yz_59 = _mm512_unpackhi_epi16(red_79, red_78);
+        _mm512_storeu_si512((__m512i *)(&yz[half_0 * 1920] + 1856), yz_58);
+        _mm512_storeu_si512((__m512i *)(&yz[half_0 * 1920] + 1888), yz_59);
     }
     for (size_t half_1 = 0; half_1 < 3; ++half_1) {
         const __m512i x_0 = _mm512_load_si512((const __m512i *)&xs[half_1 * 512]);
@@ -2075,69 +2152,85 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_avx512_base(int16_t r[restrict 2048
         const __m512i x_13 = _mm512_load_si512((const __m512i *)(&xs[half_1 * 512] + 416));
         const __m512i x_14 = _mm512_load_si512((const __m512i *)(&xs[half_1 * 512] + 448));
         const __m512i x_15 = _mm512_load_si512((const __m512i *)(&xs[half_1 * 512] + 480));
+        const __m512i xz_0 = _mm512_unpacklo_epi16(x_0, x_1);
+        const __m512i xz_1 = _mm512_unpackhi_epi16(x_0, x_1);
+        const __m512i xz_2 = _mm512_unpacklo_epi16(x_2, x_3);
+        const __m512i xz_3 = _mm512_unpackhi_epi16(x_2, x_3);
+        const __m512i xz_4 = _mm512_unpacklo_epi16(x_4, x_5);
+        const __m512i xz_5 = _mm512_unpackhi_epi16(x_4, x_5);
+        const __m512i xz_6 = _mm512_unpacklo_epi16(x_6, x_7);
+        const __m512i xz_7 = _mm512_unpackhi_epi16(x_6, x_7);
+        const __m512i xz_8 = _mm512_unpacklo_epi16(x_8, x_9);
+        const __m512i xz_9 = _mm512_unpackhi_epi16(x_8, x_9);
+        const __m512i xz_10 = _mm512_unpacklo_epi16(x_10, x_11);
+        const __m512i xz_11 = _mm512_unpackhi_epi16(x_10, x_11);
+        const __m512i xz_12 = _mm512_unpacklo_epi16(x_12, x_13);
+        const __m512i xz_13 = _mm512_unpackhi_epi16(x_12, x_13);
+        const __m512i xz_14 = _mm512_unpacklo_epi16(x_14, x_15);
+        const __m512i xz_15 = _mm512_unpackhi_epi16(x_14, x_15);
         for (size_t k_0 = 0; k_0 < 16; ++k_0) {
-            const __m512i ye_0 =
-                _mm512_load_si512((const __m512i *)(&ye[half_1 * 992 + k_0 * 32] + 480));
-            const __m512i ye_1 =
-                _mm512_load_si512((const __m512i *)(&ye[half_1 * 992 + k_0 * 32] + 448));
-            const __m512i w_0 = nttgen_sntrup761_avx512_madd_lo(x_0, ye_0, x_1, ye_1);
-            const __m512i w_1 = nttgen_sntrup761_avx512_madd_hi(x_0, ye_0, x_1, ye_1);
-            const __m512i ye_2 =
-                _mm512_load_si512((const __m512i *)(&ye[half_1 * 992 + k_0 * 32] + 416));
-            const __m512i ye_3 =
-                _mm512_load_si512((const __m512i *)(&ye[half_1 * 992 + k_0 * 32] + 384));
-            const __m512i w_2 = nttgen_sntrup761_avx512_madd_lo(x_2, ye_2, x_3, ye_3);
-            const __m512i w_3 = nttgen_sntrup761_avx512_madd_hi(x_2, ye_2, x_3, ye_3);
+            const __m512i yz_60 =
+                _mm512_load_si512((const __m512i *)(&yz[half_1 * 1920 + k_0 * 64] + 896));
+            const __m512i w_0 = _mm512_madd_epi16(xz_0, yz_60);
+            const __m512i yz_61 =
+                _mm512_load_si512((const __m512i *)(&yz[half_1 * 1920 + k_0 * 64] + 928));
+            const __m512i w_1 = _mm512_madd_epi16(xz_1, yz_61);
+            const __m512i yz_62 =
+                _mm512_load_si512((const __m512i *)(&yz[half_1 * 1920 + k_0 * 64] + 768));
+            const __m512i w_2 = _mm512_madd_epi16(xz_2, yz_62);
             const __m512i acc_0 = _mm512_add_epi32(w_0, w_2);
+            const __m512i yz_63 =
+                _mm512_load_si512((const __m512i *)(&yz[half_1 * 1920 + k_0 * 64] + 800));
+            const __m512i w_3 = _mm512_madd_epi16(xz_3, yz_63);
             const __m512i acc_1 = _mm512_add_epi32(w_1, w_3);
-            const __m512i ye_4 =
-                _mm512_load_si512((const __m512i *)(&ye[half_1 * 992 + k_0 * 32] + 352));
-            const __m512i ye_5 =
-                _mm512_load_si512((const __m512i *)(&ye[half_1 * 992 + k_0 * 32] + 320));
-            const __m512i w_4 = nttgen_sntrup761_avx512_madd_lo(x_4, ye_4, x_5, ye_5);
-            const __m512i w_5 = nttgen_sntrup761_avx512_madd_hi(x_4, ye_4, x_5, ye_5);
+            const __m512i yz_64 =
+                _mm512_load_si512((const __m512i *)(&yz[half_1 * 1920 + k_0 * 64] + 640));
+            const __m512i w_4 = _mm512_madd_epi16(xz_4, yz_64);
             const __m512i acc_2 = _mm512_add_epi32(acc_0, w_4);
+            const __m512i yz_65 =
+                _mm512_load_si512((const __m512i *)(&yz[half_1 * 1920 + k_0 * 64] + 672));
+            const __m512i w_5 = _mm512_madd_epi16(xz_5, yz_65);
             const __m512i acc_3 = _mm512_add_epi32(acc_1, w_5);
-            const __m512i ye_6 =
-                _mm512_load_si512((const __m512i *)(&ye[half_1 * 992 + k_0 * 32] + 288));
-            const __m512i ye_7 =
-                _mm512_load_si512((const __m512i *)(&ye[half_1 * 992 + k_0 * 32] + 256));
-            const __m512i w_6 = nttgen_sntrup761_avx512_madd_lo(x_6, ye_6, x_7, ye_7);
-            const __m512i w_7 = nttgen_sntrup761_avx512_madd_hi(x_6, ye_6, x_7, ye_7);
+            const __m512i yz_66 =
+                _mm512_load_si512((const __m512i *)(&yz[half_1 * 1920 + k_0 * 64] + 512));
+            const __m512i w_6 = _mm512_madd_epi16(xz_6, yz_66);
             const __m512i acc_4 = _mm512_add_epi32(acc_2, w_6);
+            const __m512i yz_67 =
+                _mm512_load_si512((const __m512i *)(&yz[half_1 * 1920 + k_0 * 64] + 544));
+            const __m512i w_7 = _mm512_madd_epi16(xz_7, yz_67);
             const __m512i acc_5 = _mm512_add_epi32(acc_3, w_7);
-            const __m512i ye_8 =
-                _mm512_load_si512((const __m512i *)(&ye[half_1 * 992 + k_0 * 32] + 224));
-            const __m512i ye_9 =
-                _mm512_load_si512((const __m512i *)(&ye[half_1 * 992 + k_0 * 32] + 192));
-            const __m512i w_8 = nttgen_sntrup761_avx512_madd_lo(x_8, ye_8, x_9, ye_9);
-            const __m512i w_9 = nttgen_sntrup761_avx512_madd_hi(x_8, ye_8, x_9, ye_9);
+            const __m512i yz_68 =
+                _mm512_load_si512((const __m512i *)(&yz[half_1 * 1920 + k_0 * 64] + 384));
+            const __m512i w_8 = _mm512_madd_epi16(xz_8, yz_68);
             const __m512i acc_6 = _mm512_add_epi32(acc_4, w_8);
+            const __m512i yz_69 =
+                _mm512_load_si512((const __m512i *)(&yz[half_1 * 1920 + k_0 * 64] + 416));
+            const __m512i w_9 = _mm512_madd_epi16(xz_9, yz_69);
             const __m512i acc_7 = _mm512_add_epi32(acc_5, w_9);
-            const __m512i ye_10 =
-                _mm512_load_si512((const __m512i *)(&ye[half_1 * 992 + k_0 * 32] + 160));
-            const __m512i ye_11 =
-                _mm512_load_si512((const __m512i *)(&ye[half_1 * 992 + k_0 * 32] + 128));
-            const __m512i w_10 = nttgen_sntrup761_avx512_madd_lo(x_10, ye_10, x_11, ye_11);
-            const __m512i w_11 = nttgen_sntrup761_avx512_madd_hi(x_10, ye_10, x_11, ye_11);
+            const __m512i yz_70 =
+                _mm512_load_si512((const __m512i *)(&yz[half_1 * 1920 + k_0 * 64] + 256));
+            const __m512i w_10 = _mm512_madd_epi16(xz_10, yz_70);
             const __m512i acc_8 = _mm512_add_epi32(acc_6, w_10);
+            const __m512i yz_71 =
+                _mm512_load_si512((const __m512i *)(&yz[half_1 * 1920 + k_0 * 64] + 288));
+            const __m512i w_11 = _mm512_madd_epi16(xz_11, yz_71);
             const __m512i acc_9 = _mm512_add_epi32(acc_7, w_11);
-            const __m512i ye_12 =
-                _mm512_load_si512((const __m512i *)(&ye[half_1 * 992 + k_0 * 32] + 96));
-            const __m512i ye_13 =
-                _mm512_load_si512((const __m512i *)(&ye[half_1 * 992 + k_0 * 32] + 64));
-            const __m512i w_12 = nttgen_sntrup761_avx512_madd_lo(x_12, ye_12, x_13, ye_13);
-            const __m512i w_13 = nttgen_sntrup761_avx512_madd_hi(x_12, ye_12, x_13, ye_13);
+            const __m512i yz_72 =
+                _mm512_load_si512((const __m512i *)(&yz[half_1 * 1920 + k_0 * 64] + 128));
+            const __m512i w_12 = _mm512_madd_epi16(xz_12, yz_72);
             const __m512i acc_10 = _mm512_add_epi32(acc_8, w_12);
+            const __m512i yz_73 =
+                _mm512_load_si512((const __m512i *)(&yz[half_1 * 1920 + k_0 * 64] + 160));
+            const __m512i w_13 = _mm512_madd_epi16(xz_13, yz_73);
             const __m512i acc_11 = _mm512_add_epi32(acc_9, w_13);
-            const __m512i ye_14 =
-                _mm512_load_si512((const __m512i *)(&ye[half_1 * 992 + k_0 * 32] + 32));
-            const __m512i ye_15 = _mm512_load_si512((const __m512i *)&ye[half_1 * 992 + k_0 * 32]);
-            const __m512i w_14 = nttgen_sntrup761_avx512_madd_lo(x_14, ye_14, x_15, ye_15);
-            const __m512i w_15 = nttgen_sntrup761_avx512_madd_hi(x_14, ye_14, x_15, ye_15);
+            const __m512i yz_74 = _mm512_load_si512((const __m512i *)&yz[half_1 * 1920 + k_0 * 64]);
+            const __m512i w_14 = _mm512_madd_epi16(xz_14, yz_74);
             const __m512i acc_12 = _mm512_add_epi32(acc_10, w_14);
+            const __m512i yz_75 =
+                _mm512_load_si512((const __m512i *)(&yz[half_1 * 1920 + k_0 * 64] + 32));
+            const __m512i w_15 = _mm512_madd_epi16(xz_15, yz_75);
             const __m512i acc_13 = _mm512_add_epi32(acc_11, w_15);
-            const __m512i c_0 = nttgen_sntrup761_avx512_mredw(acc_12, acc_13);
+            const __m512i c_0 = nttgen_sntrup761_avx512_pair_mred(acc_12, acc_13);
             _mm512_storeu_si512((__m512i *)&cs[half_1 * 512 + k_0 * 32], c_0);
         }
     }
@@ -2351,8 +2444,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_avx512_base(int16_t r[restrict 2048
         const __m512i tr_363 = _mm512_unpackhi_epi16(tr_329, tr_331);
         const __m512i tr_364 = _mm512_unpacklo_epi16(tr_332, tr_334);
         const __m512i tr_365 = _mm512_unpackhi_epi16(tr_332, tr_334);
-        goto part_5;
-    part_5:;
+        goto part_6;
+    part_6:;
         const __m512i tr_366 = _mm512_unpacklo_epi16(tr_333, tr_335);
         const __m512i tr_367 = _mm512_unpackhi_epi16(tr_333, tr_335);
         const __m512i tr_368 = _mm512_unpacklo_epi16(tr_336, tr_338);
@@ -2468,38 +2561,38 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_avx512_base(int16_t r[restrict 2048
         const __m512i tr_478 = _mm512_shuffle_i64x2(tr_431, tr_447, 68);
         const __m512i tr_479 = _mm512_shuffle_i64x2(tr_431, tr_447, 238);
         _mm512_storeu_si512((__m512i *)&r[grp_1 * 1024], tr_448);
-        _mm512_storeu_si512((__m512i *)(&r[grp_1 * 1024] + 32), tr_456);
-        _mm512_storeu_si512((__m512i *)(&r[grp_1 * 1024] + 64), tr_452);
-        _mm512_storeu_si512((__m512i *)(&r[grp_1 * 1024] + 96), tr_460);
-        _mm512_storeu_si512((__m512i *)(&r[grp_1 * 1024] + 128), tr_450);
-        _mm512_storeu_si512((__m512i *)(&r[grp_1 * 1024] + 160), tr_458);
-        _mm512_storeu_si512((__m512i *)(&r[grp_1 * 1024] + 192), tr_454);
+        _mm512_storeu_si512((__m512i *)(&r[grp_1 * 1024] + 128), tr_456);
+        _mm512_storeu_si512((__m512i *)(&r[grp_1 * 1024] + 32), tr_452);
+        _mm512_storeu_si512((__m512i *)(&r[grp_1 * 1024] + 160), tr_460);
+        _mm512_storeu_si512((__m512i *)(&r[grp_1 * 1024] + 64), tr_450);
+        _mm512_storeu_si512((__m512i *)(&r[grp_1 * 1024] + 192), tr_458);
+        _mm512_storeu_si512((__m512i *)(&r[grp_1 * 1024] + 96), tr_454);
         _mm512_storeu_si512((__m512i *)(&r[grp_1 * 1024] + 224), tr_462);
         _mm512_storeu_si512((__m512i *)(&r[grp_1 * 1024] + 256), tr_464);
-        _mm512_storeu_si512((__m512i *)(&r[grp_1 * 1024] + 288), tr_472);
-        _mm512_storeu_si512((__m512i *)(&r[grp_1 * 1024] + 320), tr_468);
-        _mm512_storeu_si512((__m512i *)(&r[grp_1 * 1024] + 352), tr_476);
-        _mm512_storeu_si512((__m512i *)(&r[grp_1 * 1024] + 384), tr_466);
-        _mm512_storeu_si512((__m512i *)(&r[grp_1 * 1024] + 416), tr_474);
-        goto part_6;
-    part_6:;
-        _mm512_storeu_si512((__m512i *)(&r[grp_1 * 1024] + 448), tr_470);
+        _mm512_storeu_si512((__m512i *)(&r[grp_1 * 1024] + 384), tr_472);
+        _mm512_storeu_si512((__m512i *)(&r[grp_1 * 1024] + 288), tr_468);
+        _mm512_storeu_si512((__m512i *)(&r[grp_1 * 1024] + 416), tr_476);
+        _mm512_storeu_si512((__m512i *)(&r[grp_1 * 1024] + 320), tr_466);
+        _mm512_storeu_si512((__m512i *)(&r[grp_1 * 1024] + 448), tr_474);
+        goto part_7;
+    part_7:;
+        _mm512_storeu_si512((__m512i *)(&r[grp_1 * 1024] + 352), tr_470);
         _mm512_storeu_si512((__m512i *)(&r[grp_1 * 1024] + 480), tr_478);
         _mm512_storeu_si512((__m512i *)(&r[grp_1 * 1024] + 512), tr_449);
-        _mm512_storeu_si512((__m512i *)(&r[grp_1 * 1024] + 544), tr_457);
-        _mm512_storeu_si512((__m512i *)(&r[grp_1 * 1024] + 576), tr_453);
-        _mm512_storeu_si512((__m512i *)(&r[grp_1 * 1024] + 608), tr_461);
-        _mm512_storeu_si512((__m512i *)(&r[grp_1 * 1024] + 640), tr_451);
-        _mm512_storeu_si512((__m512i *)(&r[grp_1 * 1024] + 672), tr_459);
-        _mm512_storeu_si512((__m512i *)(&r[grp_1 * 1024] + 704), tr_455);
+        _mm512_storeu_si512((__m512i *)(&r[grp_1 * 1024] + 640), tr_457);
+        _mm512_storeu_si512((__m512i *)(&r[grp_1 * 1024] + 544), tr_453);
+        _mm512_storeu_si512((__m512i *)(&r[grp_1 * 1024] + 672), tr_461);
+        _mm512_storeu_si512((__m512i *)(&r[grp_1 * 1024] + 576), tr_451);
+        _mm512_storeu_si512((__m512i *)(&r[grp_1 * 1024] + 704), tr_459);
+        _mm512_storeu_si512((__m512i *)(&r[grp_1 * 1024] + 608), tr_455);
         _mm512_storeu_si512((__m512i *)(&r[grp_1 * 1024] + 736), tr_463);
         _mm512_storeu_si512((__m512i *)(&r[grp_1 * 1024] + 768), tr_465);
-        _mm512_storeu_si512((__m512i *)(&r[grp_1 * 1024] + 800), tr_473);
-        _mm512_storeu_si512((__m512i *)(&r[grp_1 * 1024] + 832), tr_469);
-        _mm512_storeu_si512((__m512i *)(&r[grp_1 * 1024] + 864), tr_477);
-        _mm512_storeu_si512((__m512i *)(&r[grp_1 * 1024] + 896), tr_467);
-        _mm512_storeu_si512((__m512i *)(&r[grp_1 * 1024] + 928), tr_475);
-        _mm512_storeu_si512((__m512i *)(&r[grp_1 * 1024] + 960), tr_471);
+        _mm512_storeu_si512((__m512i *)(&r[grp_1 * 1024] + 896), tr_473);
+        _mm512_storeu_si512((__m512i *)(&r[grp_1 * 1024] + 800), tr_469);
+        _mm512_storeu_si512((__m512i *)(&r[grp_1 * 1024] + 928), tr_477);
+        _mm512_storeu_si512((__m512i *)(&r[grp_1 * 1024] + 832), tr_467);
+        _mm512_storeu_si512((__m512i *)(&r[grp_1 * 1024] + 960), tr_475);
+        _mm512_storeu_si512((__m512i *)(&r[grp_1 * 1024] + 864), tr_471);
         _mm512_storeu_si512((__m512i *)(&r[grp_1 * 1024] + 992), tr_479);
     }
 #ifdef NTTGEN_DEBUG
@@ -3004,8 +3097,8 @@ static NTTGEN_NOINLINE void nttgen_sntrup761_avx512_fold(int16_t r[restrict 761]
  * r[761]: on exit in [-2295, 2295]
  * a[761]: on entry in [-2295, 2295]
  * b[761]: on entry in [-2295, 2295]
- * Ops per call: load 1649, store 804, add 1035, sub 921, montmul 695, barrett_coarse 353,
- *   cond_add_q 48, shuffle 240, zip 288, const 253, addw 336, madd 384, mredw 48
+ * Ops per call: load 1649, store 891, add 1035, sub 921, montmul 695, barrett_coarse 353,
+ *   cond_add_q 48, shuffle 240, zip 402, const 253, pair_add 672, pair_madd 768, pair_mred 48
  */
 void nttgen_sntrup761_avx512_polymul(int16_t r[761], const int16_t a[761], const int16_t b[761]) {
     NTTGEN_ALIGN(64) int16_t a_hat[2048];
@@ -3034,8 +3127,8 @@ void nttgen_sntrup761_avx512_polymul(int16_t r[761], const int16_t a[761], const
  * r[761]: on exit in [-2295, 2295]
  * a[761]: on entry in [-2295, 2295]
  * b[761]: on entry in [-1, 1]
- * Ops per call: load 1649, store 804, add 1131, sub 753, mullo 336, montmul 557, barrett_coarse
- *   347, cond_add_q 48, shuffle 240, zip 288, const 203, addw 336, madd 384, mredw 48
+ * Ops per call: load 1649, store 891, add 1131, sub 753, mullo 336, montmul 557, barrett_coarse
+ *   347, cond_add_q 48, shuffle 240, zip 402, const 203, pair_add 672, pair_madd 768, pair_mred 48
  */
 void nttgen_sntrup761_avx512_polymul_small(int16_t r[761], const int16_t a[761],
                                            const int16_t b[761]) {
@@ -3056,5 +3149,9 @@ void nttgen_sntrup761_avx512_polymul_small(int16_t r[761], const int16_t a[761],
     nttgen_sntrup761_avx512_assert_range(r, 761, -2295, 2295);
 #endif
 }
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC pop_options
+#endif
 
 #endif /* -mavx512f -mavx512bw */

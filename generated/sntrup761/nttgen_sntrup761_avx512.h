@@ -17,13 +17,13 @@
  * Functions (input range -> output range; executed ops per call, vector ops):
  *   nttgen_sntrup761_avx512_polymul: r = a*b mod (q, x^761 - x - 1)
  *       a in [-2295, 2295], b in [-2295, 2295] -> r in [-2295, 2295]
- *       ops: load 1649, store 804, add 1035, sub 921, montmul 695, barrett_coarse 353, cond_add_q
- *         48, shuffle 240, zip 288, const 253, addw 336, madd 384, mredw 48
+ *       ops: load 1649, store 891, add 1035, sub 921, montmul 695, barrett_coarse 353, cond_add_q
+ *         48, shuffle 240, zip 402, const 253, pair_add 672, pair_madd 768, pair_mred 48
  *       coefficient reductions: 11296
  *   nttgen_sntrup761_avx512_polymul_small: r = a*b mod (q, x^761 - x - 1) for a small b
  *       a in [-2295, 2295], b in [-1, 1] -> r in [-2295, 2295]
- *       ops: load 1649, store 804, add 1131, sub 753, mullo 336, montmul 557, barrett_coarse 347,
- *         cond_add_q 48, shuffle 240, zip 288, const 203, addw 336, madd 384, mredw 48
+ *       ops: load 1649, store 891, add 1131, sub 753, mullo 336, montmul 557, barrett_coarse 347,
+ *         cond_add_q 48, shuffle 240, zip 402, const 203, pair_add 672, pair_madd 768, pair_mred 48
  *       coefficient reductions: 11104
  */
 #ifndef NTTGEN_SNTRUP761_AVX512_H
@@ -47,8 +47,8 @@ extern "C" {
  * r[761]: on exit in [-2295, 2295]
  * a[761]: on entry in [-2295, 2295]
  * b[761]: on entry in [-2295, 2295]
- * Ops per call: load 1649, store 804, add 1035, sub 921, montmul 695, barrett_coarse 353,
- *   cond_add_q 48, shuffle 240, zip 288, const 253, addw 336, madd 384, mredw 48
+ * Ops per call: load 1649, store 891, add 1035, sub 921, montmul 695, barrett_coarse 353,
+ *   cond_add_q 48, shuffle 240, zip 402, const 253, pair_add 672, pair_madd 768, pair_mred 48
  */
 void nttgen_sntrup761_avx512_polymul(int16_t r[761], const int16_t a[761], const int16_t b[761]);
 
@@ -60,8 +60,8 @@ void nttgen_sntrup761_avx512_polymul(int16_t r[761], const int16_t a[761], const
  * r[761]: on exit in [-2295, 2295]
  * a[761]: on entry in [-2295, 2295]
  * b[761]: on entry in [-1, 1]
- * Ops per call: load 1649, store 804, add 1131, sub 753, mullo 336, montmul 557, barrett_coarse
- *   347, cond_add_q 48, shuffle 240, zip 288, const 203, addw 336, madd 384, mredw 48
+ * Ops per call: load 1649, store 891, add 1131, sub 753, mullo 336, montmul 557, barrett_coarse
+ *   347, cond_add_q 48, shuffle 240, zip 402, const 203, pair_add 672, pair_madd 768, pair_mred 48
  */
 void nttgen_sntrup761_avx512_polymul_small(int16_t r[761], const int16_t a[761],
                                            const int16_t b[761]);

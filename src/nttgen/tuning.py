@@ -30,10 +30,11 @@ polymul 390 / 383 -> 368 / 388; ML-DSA 510 / 489 -> 491 / 484; NewHope-1024 923 
 875 / 842). NTRU Prime keeps ``native``: with ``blocks`` gcc's sntrup761 polymul went 2,838 ->
 3,022.
 
-gcc's scheduling before register allocation (``gcc_sched_pressure``: the file asks gcc for
-``-fschedule-insns -fsched-pressure`` by a pragma; x86 gcc runs neither by default, and the first
-alone spills: sntrup761 polymul 3,238 -> 5,169 ticks) is taken by ML-KEM's and Kyber-r1's
-AVX-512 files and by NTRU Prime's Good–Rader files on AVX2 (below). 2026-11-29, Zen 5, gcc 12,
+gcc's scheduling before register allocation (``gcc_options``, ``GCC_SCHED_PRESSURE``: the file
+asks gcc for ``-fschedule-insns -fsched-pressure`` by a pragma; x86 gcc runs neither by default,
+and the first alone spills: sntrup761 polymul 3,238 -> 5,169 ticks) is taken by ML-KEM's and
+Kyber-r1's AVX-512 files and by NTRU Prime's Good–Rader files on AVX2 (below). 2026-11-29, Zen
+5, gcc 12,
 ``nttgen bench`` with gcc and gcc with the two flags side by side, 500 samples, two runs,
 ratios with / without: AVX-512 ML-KEM ntt 0.97, intt 1.00, polymul 0.98; Kyber-r1 0.95-0.96,
 0.96, 0.97; ML-DSA 0.98, 1.03, 1.00; NewHope-512 0.97, 1.00, 1.03; NewHope-1024 0.99-1.00, so
@@ -104,6 +105,8 @@ the plan with the fewest polymul instructions among those whose file has no vect
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from .programs.build_config import GCC_NO_PREDICTIVE_COMMONING, GCC_SCHED_PRESSURE
 
 _PRESETS = ("mlkem", "mldsa", "kyber-r1", "newhope512", "newhope1024")
 
@@ -181,7 +184,7 @@ TUNED: dict[tuple[str, str], dict[str, object]] = {
         (ring, "avx512"): {
             "shuffles": "blocks",
             **({"fuse_forwards": True} if ring in ("mlkem", "kyber-r1", "newhope512") else {}),
-            **({"gcc_sched_pressure": True} if ring in _GCC_SCHED_PRESSURE_AVX512 else {}),
+            **({"gcc_options": GCC_SCHED_PRESSURE} if ring in _GCC_SCHED_PRESSURE_AVX512 else {}),
         }
         for ring in _PRESETS
     },
@@ -253,8 +256,11 @@ sums spill."""
 # base_products: "pairs" on AVX2 (stage harness, clang-19, best of 3: base 2,227 -> 1,751
 #   ticks, polymul 5,998 -> 5,402 with the inverse's threshold of 4q); "wide" on NEON
 #   (polymul 51,668 with Karatsuba, 46,681 with the sums) and AVX-512 (nttgen bench, 300
-#   samples: polymul 5,671 -> 5,475 ticks with the sums; pair sums need one piece per register
-#   and unsplit pieces, and AVX-512's 32-lane shape splits them).
+#   samples: polymul 5,671 -> 5,475 ticks with the sums), since 2026-11-29 "pairs" on AVX-512
+#   too: split pieces by pair sums of operands interleaved once (LoopedPairProduct), which
+#   needs GCC_NO_PREDICTIVE_COMMONING below. Intel Emerald Rapids, nttgen bench, 1,000
+#   samples, three runs, wide sums -> pair sums, gcc 12 / clang-19: polymul 4,078 / 3,943 ->
+#   3,917 / 3,749, 3,722 / 3,605 -> 3,609 / 3,421, 4,087 / 3,931 -> 3,929 / 3,730 ticks.
 # looped_products: AVX-512's wide products of split pieces as loops over their coefficients.
 #   2026-11-29, Zen 5, nttgen bench's harness, both trees' files in one binary, 500 samples,
 #   two runs, gcc 12 / clang-19: polymul 2,485 / 2,706 -> 2,119 / 2,421 and 2,393 / 2,626 ->
@@ -288,13 +294,17 @@ sums spill."""
 # indexed_outputs: with dft_lines, the inverse's last pass as a loop reading its blocks'
 #   positions from tables of offsets. 2026-11-26, same method: AVX2 polymul 4,380 -> 4,336,
 #   polymul_small 4,400 -> 4,234 ticks (the inverse's code 7.0 -> 4.0 KiB).
-# gcc_sched_pressure: the files ask gcc for pressure-aware scheduling before register
+# gcc_options: GCC_SCHED_PRESSURE asks gcc for pressure-aware scheduling before register
 #   allocation (see the module docstring). 2026-11-29, Zen 5, gcc 12, sntrup761 AVX2, stage
 #   harness (best of five alternated runs), without -> with: forward 573 -> 560 and 602 ->
 #   576 ticks, base 1,028 -> 1,006 and 1,083 -> 1,043, inverse 716 -> 698 and 753 -> 723,
 #   polymul 3,093 -> 2,967 and 3,238 -> 3,033; nttgen bench, polymul 0.93, polymul_small 0.97.
-#   AVX-512 keeps gcc's default (1.03 and 1.04-1.06), and so do the Schönhage pipelines, which
-#   do not read the choice (AVX2 1.19-1.25).
+#   AVX-512 keeps gcc's scheduling (1.03 and 1.04-1.06), and so do the Schönhage pipelines,
+#   which do not read the choice (AVX2 1.19-1.25). GCC_NO_PREDICTIVE_COMMONING on AVX-512:
+#   the pair sums' loop reads each interleaved pair of y' again two trips later, and gcc -O3
+#   kept them in registers, copied 8 of them a trip and spilled x's 16 pairs, which its
+#   products reuse every trip. Same harness, one run: pair sums without -> with 4,467 ->
+#   4,231 ticks (the wide sums 4,359).
 NTRU_CHOICES: dict[str, dict[str, object]] = {
     "c": {},
     "avx2": {
@@ -305,16 +315,17 @@ NTRU_CHOICES: dict[str, dict[str, object]] = {
         "ternary_forward": True,
         "rotated_forward": True,
         "indexed_outputs": True,
-        "gcc_sched_pressure": True,
+        "gcc_options": GCC_SCHED_PRESSURE,
     },
     "avx512": {
         "dft_lines": True,
-        "base_products": "wide",
+        "base_products": "pairs",
         "looped_products": True,
         "coarse_reductions": True,
         "ternary_forward": True,
         "rotated_forward": True,
         "indexed_outputs": True,
+        "gcc_options": GCC_NO_PREDICTIVE_COMMONING,
     },
     "neon": {"base_products": "wide", "coarse_reductions": True, "ternary_forward": True},
     "rvv": {

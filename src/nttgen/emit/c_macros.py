@@ -44,10 +44,6 @@ def gcc_opaque_macro(name: str) -> list[C.Top]:
 GCC_ONLY = "defined(__GNUC__) && !defined(__clang__)"
 """The preprocessor test that holds for gcc and not for clang (which defines __GNUC__ too)."""
 
-SCHED_PRESSURE = ("schedule-insns", "sched-pressure")
-"""gcc's instruction scheduling before register allocation, weighing register pressure
-(``-fschedule-insns -fsched-pressure``; x86 builds run neither by default)."""
-
 
 def gcc_options(options: tuple[str, ...]) -> tuple[list[C.Top], list[C.Top]]:
     """The directives that compile what lies between them with gcc's optimisation ``options``

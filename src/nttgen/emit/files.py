@@ -21,7 +21,6 @@ from ..version import __version__
 from . import c_ast as C
 from .c_emit import ALIGN_MACRO, DEBUG_MACRO, NOINLINE_MACRO, CEmitter
 from .c_macros import (
-    SCHED_PRESSURE,
     attribute_macro,
     gcc_opaque_macro,
     gcc_options,
@@ -200,8 +199,8 @@ class CFileWriter:
     without a transform domain: True)."""
     variant_tag: str = ""
     """The infix a non-default program variant puts in file and symbol names (``sn``)."""
-    gcc_sched_pressure: bool = False
-    """Whether the .c asks gcc to schedule weighing register pressure (see nttgen.tuning)."""
+    gcc_options: tuple[str, ...] = ()
+    """The optimisation options the .c asks gcc for (see nttgen.tuning)."""
 
     def _register_tables(self) -> None:
         # each function as its backend reads its tables (the op counts count the program's)
@@ -365,8 +364,8 @@ class CFileWriter:
             *(opaque_macro(self.isa.ctx.macro(OPAQUE_MACRO)) if self._opaque_pointers() else []),
             *(gcc_opaque_macro(self.isa.ctx.macro(GCC_OPAQUE_MACRO)) if self._gcc_opaque() else []),
         ]
-        sched_on, sched_off = gcc_options(SCHED_PRESSURE if self.gcc_sched_pressure else ())
-        u.items += sched_on
+        gcc_on, gcc_off = gcc_options(self.gcc_options)
+        u.items += gcc_on
         u.items += self._prelude()
         kernels: list[C.Top] = []
         for name, fn in self.functions.items():
@@ -393,7 +392,7 @@ class CFileWriter:
                 )
             )
         u.items += kernels
-        u.items += sched_off
+        u.items += gcc_off
         if self.isa.compile_checks:
             u.items += [C.Blank(), C.Directive(f"#endif /* {self._flags_text()} */")]
         return u.render()
@@ -525,7 +524,7 @@ class FileWriter(CFileWriter):
         self.command = command
         self.stem = self.prefix
         self.functions = ks.functions
-        self.gcc_sched_pressure = ks.config.gcc_sched_pressure
+        self.gcc_options = ks.config.gcc_options
         self.costs = {name: self._costs(fn) for name, fn in ks.functions.items()}
         self._register_tables()
 

@@ -207,7 +207,7 @@ class NtruFileWriter(CFileWriter):
         self.lanes = self.fs.shape.lanes
         self.docs = entry_docs(ring)
         self.functions = self.fs.functions
-        self.gcc_sched_pressure = self.fs.gcc_sched_pressure
+        self.gcc_options = self.fs.gcc_options
         self.costs = {n: dict(count_ops(f, {})) for n, f in self.fs.functions.items()}
         self._register_tables()
 

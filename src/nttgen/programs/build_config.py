@@ -10,6 +10,15 @@ from ..plan.constants import ConstMul
 from ..plan.layout import MoveCosts
 from ..plan.ntt import Network
 
+GCC_SCHED_PRESSURE = ("schedule-insns", "sched-pressure")
+"""gcc's instruction scheduling before register allocation, weighing register pressure
+(``-fschedule-insns -fsched-pressure``; x86 builds run neither by default)."""
+
+GCC_NO_PREDICTIVE_COMMONING = ("no-predictive-commoning",)
+"""gcc without predictive commoning (``-fno-predictive-commoning``; on at -O3): the values a
+loop trip loads and a later trip loads again are kept in registers and copied from one to the
+next, which spills where the loop already holds many."""
+
 
 @dataclass(frozen=True)
 class BuildConfig:
@@ -41,9 +50,9 @@ class BuildConfig:
     (see :mod:`nttgen.programs.inner_product`); ``product_chunks`` is how many chunks of base
     multiplication one step of the inner products sums at once (their loops over the k products
     shared); ``wide_sums`` whether the ISA holds the exact double-width sums the inner products
-    prefer (else lane sums); ``gcc_sched_pressure`` asks gcc to schedule the file's instructions
-    before register allocation, weighing register pressure (see
-    :func:`nttgen.emit.c_macros.gcc_options`; other compilers ignore it); ``coarse_reductions``
+    prefer (else lane sums); ``gcc_options`` are optimisation options the file asks gcc for
+    (:data:`GCC_SCHED_PRESSURE`, :data:`GCC_NO_PREDICTIVE_COMMONING`; see
+    :func:`nttgen.emit.c_macros.gcc_options`; other compilers ignore them); ``coarse_reductions``
     lets the generator build each transform and product also with the lazy policy's coarse
     reductions (``barrett_coarse``, 16-bit lanes) and keep the cheaper of the two (see
     :mod:`nttgen.programs.reduction_choice`)."""
@@ -69,5 +78,5 @@ class BuildConfig:
     twist_products: bool = False
     product_chunks: int = 1
     wide_sums: bool = True
-    gcc_sched_pressure: bool = False
+    gcc_options: tuple[str, ...] = ()
     coarse_reductions: bool = False

@@ -231,4 +231,4 @@ def build_good_rader(
         S.call(f["inverse"], r=prod, c=tc)
         S.call(f["fold"], r=r, c=prod)
         f[name] = S.finish(require={"r": (-half, half)})
-    return NtruFunctions(shape, f, c.gcc_sched_pressure)
+    return NtruFunctions(shape, f, c.gcc_options)

@@ -8,15 +8,19 @@ coefficient), "karatsuba" (:func:`karatsuba_product`: Karatsuba over Montgomery 
 precomputed pairs, :class:`Products`, which the Schönhage pipelines' leaves use too) or
 "pairs" (:func:`program_base_pairs`: coefficient pairs in adjacent lanes for ``pair_madd``).
 Where every t_k is a square the pieces first split into two halves of degree m/2
-(Cooley–Tukey). See :mod:`.ntru` for the stage in the pipeline.
+(Cooley–Tukey), and "pairs" multiplies the halves by :class:`LoopedPairProduct`. See
+:mod:`.ntru` for the stage in the pipeline.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
+import numpy as np
+
 from ..dsl.builder import Builder
 from ..dsl.ir import Affine, Buffer, LoopVar, Value
+from ..dsl.semantics import zip_lanes
 from .lazy import Reducer
 from .ntru_config import BASE_PRODUCTS, BaseProducts
 from .ntru_lowering import negate, twisted_tables
@@ -176,6 +180,75 @@ class LoopedTwistedProduct:
         S.loop(n, coefficient, hint="k", unroll=False)
 
 
+def pair_lane_order(lanes: int, zip_group: int) -> list[int]:
+    """The lanes of :class:`LoopedPairProduct`'s results: lane w holds input lane [w]. An
+    interleave of two coefficient vectors pairs lane i of both in one 32-bit element, the
+    first half of each 2^zip_group group in the first output; the reduction puts the two
+    outputs' elements back side by side."""
+    tags = np.arange(lanes, dtype=np.int64)
+    lo, hi = zip_lanes(0, zip_group, 0, tags, tags)
+    return [int(t) for e in range(lanes // 2) for t in (lo[2 * e], hi[2 * e])]
+
+
+class LoopedPairProduct:
+    """:class:`LoopedTwistedProduct` with the pairs interleaved once: ``count`` products of
+    n coefficients (n even), each a loop over its coefficients. :meth:`wrap` stores, for each
+    j, y'_j and y'_(j-1) interleaved (``zip``: two vectors whose 32-bit elements are the
+    pairs (y'_j, y'_(j-1)) of half the lanes each), :meth:`product` interleaves x's pairs
+    (x_2u, x_2u+1) once and runs trip k of its loop as n ``pair_madd`` of them with the stored
+    pairs j = k - 2u, two exact sums (one per half of the lanes) and one ``pair_mred``.
+    The twisted product needs every interleave n times over (4 per two products); this one
+    forms 2n - 2 + n/2 of them per product. The reduction puts the two halves' lanes back
+    side by side, so the results come out with their lanes permuted: lane w holds the lane
+    :attr:`lane_order` [w] of the inputs."""
+
+    def __init__(self, S: Builder, red: Reducer, n: int, count: int, zip_group: int) -> None:
+        if n % 2:
+            raise ValueError(f"interleaved pair products need an even length, not {n}")
+        self.S, self.red, self.n, self.g = S, red, n, zip_group
+        L = S.fn.lanes
+        self.stride = 2 * (2 * n - 2) * L
+        self.scratch = S.local("yz", count * self.stride)
+        self.worst = 0
+        self.lane_order = pair_lane_order(L, zip_group)
+
+    def _zip(self, a: Value, b: Value, hint: str) -> tuple[Value, Value]:
+        return self.S.zip(a, b, w=0, g=self.g, inverse=0, hints=(hint, hint))
+
+    def wrap(self, v: Affine, y: list[Value], t: tuple[Value, Value]) -> None:
+        """Store the interleaved pairs of y' of product v (y: its n coefficient vectors,
+        t: x^n = t): (y'_j, y'_(j-1)) for 2 - n <= j < n, two vectors each."""
+        S, n, L = self.S, self.n, self.S.fn.lanes
+        ext = _extension(S, self.red, y, t)
+        self.worst = max(self.worst, *(S.bound(e).magnitude for e in ext.values()))
+        for j in range(2 - n, n):
+            at = v * self.stride + (j + n - 2) * 2 * L
+            lo, hi = self._zip(ext[j], ext[j - 1], "yz")
+            S.store(self.scratch, at, lo)
+            S.store(self.scratch, at + L, hi)
+
+    def product(self, v: Affine, x: list[Value], store: Callable[[Affine, Value], None]) -> None:
+        """Coefficient k of product v (x: its n coefficient vectors), lanes in
+        :attr:`lane_order`, to ``store(k, c_k)``."""
+        S, n, L = self.S, self.n, self.S.fn.lanes
+        x = self.red.for_sums(x, n, self.worst)
+        xz = [self._zip(x[2 * u], x[2 * u + 1], "xz") for u in range(n // 2)]
+
+        def coefficient(k: LoopVar) -> None:
+            sums: list[Value | None] = [None, None]
+            for u, pair in enumerate(xz):
+                at = v * self.stride + (Affine.of(k) + (n - 2 - 2 * u)) * (2 * L)  # j = k - 2u
+                for half in (0, 1):
+                    w = S.pair_madd(pair[half], S.load(self.scratch, at + half * L), hint="w")
+                    acc = sums[half]
+                    sums[half] = w if acc is None else S.pair_add(acc, w, hint="acc")
+            lo, hi = sums
+            assert lo is not None and hi is not None
+            store(Affine.of(k), S.pair_mred(lo, hi, hint="c"))
+
+        S.loop(n, coefficient, hint="k", unroll=False)
+
+
 def karatsuba_product(
     S: Builder, red: Reducer
 ) -> Callable[[list[Value], list[Value], tuple[Value, Value]], list[Value]]:
@@ -216,8 +289,9 @@ def program_base(
     interleave group in lane bits, for the transposes (None: ``shuffle`` only);
     ``products``: "wide", by :func:`twisted_product` (double-width sums); "karatsuba", by
     :func:`karatsuba_product`; "pairs", by :func:`program_base_pairs` where its shape allows
-    (:func:`pairs_fit`), else as "karatsuba". ``looped``: the "wide" products of split pieces
-    as loops over their coefficients (:class:`LoopedTwistedProduct`)."""
+    (:func:`pairs_fit`), by :class:`LoopedPairProduct` for split pieces where the ISA
+    interleaves (a ``zip_group``), else as "karatsuba". ``looped``: the "wide" products of split
+    pieces as loops over their coefficients (:class:`LoopedTwistedProduct`)."""
     if products not in BASE_PRODUCTS:
         raise ValueError(f"base products {products!r}: choose one of {', '.join(BASE_PRODUCTS)}")
     if products == "pairs" and pairs_fit(shape):
@@ -245,13 +319,21 @@ def program_base(
     roots = shape.split_roots
     groups = rows // L
     packed = roots is not None and packs_last_group(shape)
+    # split pieces as pair sums: the products' lanes come out permuted (pair_lane_order);
+    # the join's constants follow them, and its rows go back to where their pieces belong
+    paired = products == "pairs" and roots is not None and zip_group is not None and L > 1
+    order = pair_lane_order(L, zip_group) if paired and zip_group is not None else list(range(L))
     if roots is not None:
         pad = [0] * (rows - len(roots))
         half = m // 2
         root = twisted_tables(
             S, "s", roots + pad, f"s_k, s_k^2 = t_k: x^{m} - t_k = (x^{half} - s_k)(x^{half} + s_k)"
         )
-        root_inv = twisted_tables(S, "si", [pow(x, -1, q) for x in roots] + pad, "1 / s_k")
+        inverses = [pow(x, -1, q) for x in roots] + pad
+        inverses = [inverses[g + i] for g in range(0, rows, L) for i in order]
+        root_inv = twisted_tables(
+            S, "si", inverses, "1 / s_k" + (", in the products' lane order" if paired else "")
+        )
         # the wrap constants of each half-group (see half_groups): s_k (x^h = s_k), then -s_k
         signed = [
             u * sign
@@ -280,7 +362,7 @@ def program_base(
             tile = res[h : h + L]
             back = transpose(S, tile, zip_group) if L > 1 else tile
             for rr, val in enumerate(back):
-                S.store(r, k0 * m + rr * m + h, val)
+                S.store(r, k0 * m + order[rr] * m + h, val)
 
     if roots is None:
 
@@ -335,7 +417,11 @@ def program_base(
             S.store(cs, at + i * L, plus)
             S.store(cs, at + block + i * L, minus)
 
-    looped_products = LoopedTwistedProduct(S, red, half, half_groups) if looped else None
+    looped_products: LoopedTwistedProduct | LoopedPairProduct | None = None
+    if paired and zip_group is not None:
+        looped_products = LoopedPairProduct(S, red, half, half_groups, zip_group)
+    elif looped:
+        looped_products = LoopedTwistedProduct(S, red, half, half_groups)
 
     def wrap_half(v: LoopVar) -> None:
         at = Affine.of(v) * block

@@ -61,8 +61,8 @@ class NtruConfig:
       pass a loop reading its blocks' positions from tables;
     - ``looped_products``: the base's "wide" products of split pieces as loops over their
       coefficients (:class:`nttgen.programs.ntru_base.LoopedTwistedProduct`);
-    - ``gcc_sched_pressure``: the files ask gcc to schedule instructions before register
-      allocation, weighing register pressure (:func:`nttgen.emit.c_macros.gcc_options`)."""
+    - ``gcc_options``: optimisation options the files ask gcc for (as
+      :class:`nttgen.programs.build_config.BuildConfig`'s)."""
 
     coarse_reductions: bool = False
     base_products: BaseProducts = "karatsuba"
@@ -77,4 +77,4 @@ class NtruConfig:
     rotated_forward: bool = False
     indexed_outputs: bool = False
     looped_products: bool = False
-    gcc_sched_pressure: bool = False
+    gcc_options: tuple[str, ...] = ()

@@ -239,10 +239,10 @@ def columns(S: Builder, shape: GoodRaderShape, body: Callable[[Affine], None]) -
 
 @dataclass
 class NtruFunctions:
-    """The functions of one NTRU Prime ring at one lane count, entry points last, and whether
-    their file asks gcc for pressure-aware scheduling (``NtruConfig.gcc_sched_pressure``, set
-    only by the pipelines that read that choice)."""
+    """The functions of one NTRU Prime ring at one lane count, entry points last, and the
+    optimisation options their file asks gcc for (``NtruConfig.gcc_options``, set only by the
+    pipelines that read that choice)."""
 
     shape: GoodRaderShape
     functions: dict[str, Function]
-    gcc_sched_pressure: bool = False
+    gcc_options: tuple[str, ...] = ()
