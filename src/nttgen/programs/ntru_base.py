@@ -200,7 +200,7 @@ class LoopedPairProduct:
     The twisted product needs every interleave n times over (4 per two products); this one
     forms 2n - 2 + n/2 of them per product. The reduction puts the two halves' lanes back
     side by side, so the results come out with their lanes permuted: lane w holds the lane
-    :attr:`lane_order` [w] of the inputs."""
+    :func:`pair_lane_order` [w] of the inputs."""
 
     def __init__(self, S: Builder, red: Reducer, n: int, count: int, zip_group: int) -> None:
         if n % 2:
@@ -210,7 +210,6 @@ class LoopedPairProduct:
         self.stride = 2 * (2 * n - 2) * L
         self.scratch = S.local("yz", count * self.stride)
         self.worst = 0
-        self.lane_order = pair_lane_order(L, zip_group)
 
     def _zip(self, a: Value, b: Value, hint: str) -> tuple[Value, Value]:
         return self.S.zip(a, b, w=0, g=self.g, inverse=0, hints=(hint, hint))
@@ -229,7 +228,7 @@ class LoopedPairProduct:
 
     def product(self, v: Affine, x: list[Value], store: Callable[[Affine, Value], None]) -> None:
         """Coefficient k of product v (x: its n coefficient vectors), lanes in
-        :attr:`lane_order`, to ``store(k, c_k)``."""
+        :func:`pair_lane_order`, to ``store(k, c_k)``."""
         S, n, L = self.S, self.n, self.S.fn.lanes
         x = self.red.for_sums(x, n, self.worst)
         xz = [self._zip(x[2 * u], x[2 * u + 1], "xz") for u in range(n // 2)]
@@ -398,8 +397,8 @@ def program_base(
 
     def pack(dst: Buffer) -> None:
         """The last group's two halves into its first half-group: the low lanes (its pieces
-        in use) of the half mod x^h - s_k, then those of the half mod x^h + s_k, one 256-bit
-        (L/2-lane) interleave per vector."""
+        in use) of the half mod x^h - s_k, then those of the half mod x^h + s_k, one
+        interleave at lane distance L/2 per vector."""
         at = (2 * groups - 2) * block
         for i in range(half):
             plus = S.load(dst, at + i * L, hint="hp")
@@ -467,8 +466,9 @@ def program_base(
 def packs_last_group(shape: GoodRaderShape) -> bool:
     """Whether :func:`program_base` multiplies the last group's two halves as one half-group:
     where the pieces are split and those in use in the last group of L fill at most half its
-    lanes (sntrup761 on 32 lanes: 48 pieces in 64 rows), which saves a quarter of the products
-    of padding at the cost of 3 L/2-lane interleaves per coefficient vector of the group."""
+    lanes (sntrup761 on 32 lanes: 48 pieces in 64 rows). That saves a quarter of the products
+    (those of padding) for three interleaves at lane distance L/2 per coefficient of the
+    halves: one for each operand, one for the products."""
     L = shape.lanes
     in_last = len(shape.pieces) - (shape.rows // L - 1) * L
     return shape.split_roots is not None and L > 1 and in_last <= L // 2
