@@ -4,7 +4,7 @@
 Builds the preset's kernels for an x86 ISA, then variants whose C helpers are replaced by the
 identity (``nored``: every Barrett reduction; ``noshuf``: every interleave helper; ``nomont``:
 every Montgomery product by a twiddle; and combinations), links all of them into one harness and
-times them in the same rounds (see :func:`nttgen.bench.run_entries`), so the differences are
+times them back to back (see :func:`nttgen.bench.run_entries`), so the differences are
 what those operations cost on this machine. The variants compute wrong results: this is a
 measurement tool, never a kernel.
 

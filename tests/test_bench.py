@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from conftest import require_isa
-from nttgen.bench import BENCH_OPS, BenchResult, bench_ring, run_bench
+from nttgen.bench import BENCH_OPS, BenchResult, bench_ring, paired_ratio, quartiles, run_bench
 from nttgen.bench.chart import build_figure, write_chart
 from nttgen.rings import PRESETS
 from nttgen.textui import Progress
@@ -35,6 +35,8 @@ def test_bench_ring_measures_every_op() -> None:
         "polymul",
     ]
     assert all(r.median > 0 and r.q1 <= r.median <= r.q3 for r in res)
+    # every sample of the three processes, the figures theirs
+    assert all(len(r.samples) == 15 and (r.q1, r.median, r.q3) == quartiles(r.samples) for r in res)
     assert {r.op for r in res} == set(BENCH_OPS)
     intt = next(r for r in res if r.op == "intt")
     assert intt.reductions > 0
@@ -87,7 +89,7 @@ def _synthetic_results() -> list[BenchResult]:
                 ("polymul", 0, 11e3),
             ):
                 m = ticks / speedup
-                out.append(BenchResult(ring, isa, op, k, m, 0.9 * m, 1.1 * m, m, "tsc", 10))
+                out.append(BenchResult(ring, isa, op, k, m, 0.9 * m, 1.1 * m, "tsc", 10))
     return out
 
 
@@ -294,7 +296,7 @@ def test_bench_table_fits_100_columns_with_the_baseline_first() -> None:
 
     results = [
         BenchResult("newhope1024 (falcon1024)", isa, op, 3 if op == "basemul_acc" else 0,
-                    ticks, ticks, ticks, ticks, "tsc", 0)
+                    ticks, ticks, ticks, "tsc", 0)
         for isa, scale in (("c", 6.0), ("avx2", 1.0), ("avx512", 0.9))
         for op, ticks in (("ntt", 720.0 * scale), ("basemul_acc", 737.0 * scale))
     ]  # fmt: skip
@@ -497,17 +499,50 @@ def test_bench_cli_times_compilers_side_by_side_and_compares(tmp_path: Path) -> 
     )
     assert p.returncode == 0, p.stderr
     assert "avx2 gcc" in p.stdout and "avx2 clang-19" in p.stdout
-    assert "avx2 clang-19/gcc" in p.stdout and "Ratios of median ticks" in p.stdout
+    assert "avx2 clang-19/gcc" in p.stdout and "Ratios of ticks per call" in p.stdout
     data = json.loads(out.read_text())
     columns = {r["isa"] for r in data["results"]}
     assert columns == {"c gcc", "c clang-19", "avx2 gcc", "avx2 clang-19"}
     for r in data["results"]:
-        assert r["median"] > 0
+        assert r["median"] > 0 and "samples" not in r
+    # the table's ratios, in the JSON too
+    pairs = {(r["op"], r["pair"]) for r in data["ratios"] if r["ratio"] > 0}
+    assert pairs == {
+        (op, f"{isa} clang-19/gcc") for op in ("ntt", "polymul") for isa in ("c", "avx2")
+    }
     bad = subprocess.run(
         [sys.executable, "-m", "nttgen", "bench", "--ring", "mlkem", "--cc", "no-such-cc"],
         capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert bad.returncode == 2 and "--cc no-such-cc: no such compiler" in bad.stderr
+
+
+def _result(isa: str, samples: tuple[float, ...]) -> BenchResult:
+    q1, med, q3 = quartiles(samples)
+    return BenchResult("r", isa, "ntt", 0, med, q1, q3, "tsc", 0, samples)
+
+
+def test_paired_ratio_divides_samples_taken_together() -> None:
+    # the clock changes speed between samples: each sample of a takes twice b's, although the
+    # medians (4 and 3) are not in that ratio
+    a, b = _result("a", (2.0, 4.0, 12.0)), _result("b", (1.0, 2.0, 6.0))
+    assert paired_ratio(a, b) == 2.0
+    a, b = _result("a", (4.0, 2.0, 12.0)), _result("b", (1.0, 2.0, 6.0))
+    assert paired_ratio(a, b) == 2.0  # ratios 4, 1, 2
+    a, b = _result("a", (1.0, 1.0, 10.0)), _result("b", (1.0, 10.0, 10.0))
+    assert paired_ratio(a, b) == 1.0 and a.median / b.median == 0.1
+    # samples not taken together: the ratio of the medians
+    assert paired_ratio(_result("a", (3.0,)), b) == 0.3
+
+
+def test_compare_table_shows_the_paired_ratios() -> None:
+    from nttgen.bench.report import compare_ratios, compare_table
+
+    a, b = _result("avx2 clang-19", (2.0, 4.0, 12.0)), _result("avx2 gcc", (1.0, 2.0, 6.0))
+    got = compare_ratios([b, a], ["avx2"], ["gcc", "clang-19"])
+    assert got == [{"ring": "r", "op": "ntt", "k": 0, "pair": "avx2 clang-19/gcc", "ratio": 2.0}]
+    t = compare_table([b, a], ["avx2"], ["gcc", "clang-19"])
+    assert t.rows == [["r", "ntt", "2.00"]]
 
 
 def test_compare_pairs_each_isa_with_the_next_and_each_compiler_with_the_first() -> None:

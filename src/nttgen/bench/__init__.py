@@ -17,7 +17,7 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -51,7 +51,8 @@ def op_label(op: str, k: int) -> str:
 
 @dataclass
 class BenchResult:
-    """One measurement: median (and quartiles) of ticks per call."""
+    """One measurement: median (and quartiles) of ticks per call, and the samples they come
+    from in the order taken (left out of the JSON; see :func:`paired_ratio`)."""
 
     ring: str
     isa: str
@@ -60,9 +61,9 @@ class BenchResult:
     median: float
     q1: float
     q3: float
-    all_rounds: float
     unit: str
     reductions: int
+    samples: tuple[float, ...] = field(default=(), repr=False, compare=False)
 
     @property
     def label(self) -> str:
@@ -292,6 +293,22 @@ def build_harness(ring: RingSpec, entries: list[Entry], directory: Path) -> Harn
     return Harness(ring, exe, tuple(e.label for e in entries))
 
 
+def quartiles(values: Sequence[float]) -> tuple[float, float, float]:
+    """The first quartile, median and third quartile of a non-empty sequence (the elements at
+    a quarter, half and three quarters of its sorted order)."""
+    v = sorted(values)
+    return v[len(v) // 4], v[len(v) // 2], v[(3 * len(v)) // 4]
+
+
+def paired_ratio(a: BenchResult, b: BenchResult) -> float:
+    """How many times as long ``a`` takes as ``b``: the median over samples s of a's sample s
+    divided by b's, where the two were timed back to back in one harness (so the ratio is
+    nearly free of the clock's and other tenants' changes), else the ratio of the medians."""
+    if a.samples and len(a.samples) == len(b.samples):
+        return quartiles([x / y for x, y in zip(a.samples, b.samples, strict=True) if y > 0])[1]
+    return a.median / b.median
+
+
 def time_harness(
     harness: Harness,
     ops: Iterable[str],
@@ -303,22 +320,24 @@ def time_harness(
     rounds: int = 7,
     repeats: int = 3,
 ) -> list[dict[str, Any]]:
-    """Time each (kernel set, op) pair of a built harness; return the harness's records (the
-    best of ``repeats`` processes for each pair). All kernel sets are measured in the same
-    rounds, so their ratios are comparable even on a noisy machine. Run one at a time: a
-    second program running beside it would share its CPU's caches and memory bandwidth."""
+    """Time each (kernel set, op) pair of a built harness in ``repeats`` processes of
+    ``samples`` samples; return one record per pair: its "isa", "op", "k", "unit", the
+    "samples" of all processes in the order taken (ticks per call; sample s of every pair of
+    one op taken back to back) and their "median", "q1" and "q3". Run one at a time: a second
+    program running beside it would share its CPU's caches and memory bandwidth."""
     rounds = max(1, min(rounds, samples))
     args = [str(samples), str(batch), str(warmup), ",".join(ops), ",".join(map(str, ks))]
-    best: dict[tuple[str, str, int], dict[str, Any]] = {}
+    pooled: dict[tuple[str, str, int], dict[str, Any]] = {}
     exe = harness.executable
-    for _ in range(max(1, repeats)):
-        out = _run([str(exe), *args, str(rounds)], exe.parent, pin=True)
+    for seed in range(max(1, repeats)):  # each process its own placements
+        out = _run([str(exe), *args, str(rounds), str(seed)], exe.parent, pin=True)
         for line in out.splitlines():
             rec = json.loads(line)
             key = (rec["isa"], rec["op"], rec["k"])
-            if key not in best or rec["median"] < best[key]["median"]:
-                best[key] = rec
-    return list(best.values())
+            pooled.setdefault(key, {**rec, "samples": []})["samples"] += rec["samples"]
+    for rec in pooled.values():
+        rec["q1"], rec["median"], rec["q3"] = quartiles(rec["samples"])
+    return list(pooled.values())
 
 
 def run_entries(
@@ -453,8 +472,8 @@ def bench_ring(
     :attr:`~nttgen.ring_family.RingFamily.ops` to time, default all) through ``variant`` (an
     NTRU Prime pipeline; the rows of a non-default one are labelled ``ring/tag``, e.g.
     ``sntrup761/sn``). See :func:`time_harness` and harness.c for the method: batches, rounds,
-    the quietest round's median, best of ``repeats`` processes, pinned to one CPU without
-    address-space randomisation."""
+    samples of every ISA taken back to back, the median over ``repeats`` processes, pinned to
+    one CPU without address-space randomisation."""
     ks = list(ks)
     with tempfile.TemporaryDirectory(prefix="nttgen-bench-") as tmp:
         prepared = prepare_ring(ring, isas, ops, Path(tmp), ks=ks, variant=variant)
@@ -478,9 +497,9 @@ def _results(
             rec["median"],
             rec["q1"],
             rec["q3"],
-            rec["all_rounds"],
             rec["unit"],
             reductions(rec["isa"], rec["op"], rec["k"]),
+            tuple(rec["samples"]),
         )
         for rec in records
     ]
@@ -577,11 +596,17 @@ def run_bench(
 
 
 def results_json(
-    results: list[BenchResult], meta: dict[str, object], counts: Sequence[Any] = ()
+    results: list[BenchResult],
+    meta: dict[str, object],
+    counts: Sequence[Any] = (),
+    ratios: Sequence[dict[str, Any]] = (),
 ) -> str:
-    """Results (and the instruction counts of emulated ISAs, if any) and how they were
-    measured, as JSON."""
-    data: dict[str, object] = {"meta": meta, "results": [asdict(r) for r in results]}
+    """Results without their samples (and the instruction counts of emulated ISAs and the
+    ratios of ``--compare``, if any) and how they were measured, as JSON."""
+    rows = [{k: v for k, v in asdict(r).items() if k != "samples"} for r in results]
+    data: dict[str, object] = {"meta": meta, "results": rows}
     if counts:
         data["instruction_counts"] = [asdict(c) for c in counts]
+    if ratios:
+        data["ratios"] = list(ratios)
     return json.dumps(data, indent=2) + "\n"

@@ -5,24 +5,29 @@
  * times a batch of back-to-back calls; after a warm-up, the median of the samples divided by
  * the batch size is the ticks per call.
  *
- * Rounds: on this virtual machine a throughput-bound kernel sometimes runs about 1.4x slower
- * for seconds at a time (another tenant sharing the physical core; a latency-bound probe does
- * not slow down, so it is not the clock). The samples are therefore taken in rounds spread
- * over the whole run, every (ISA, op) once per round, and the median of the quietest round
- * (the lowest round median) is reported with that round's quartiles. The median over all
- * rounds is printed too, so a disturbed run is visible. The driver also runs this program
- * pinned to one CPU and without address-space randomisation (a random stack placement made the
- * same binary 1.3-1.5x slower in some runs), and the samples themselves rotate through 64 stack
- * placements 64 bytes apart (see STACK_STEP), so the median is that of a typical placement,
- * not of the one the run happened to get. In-place kernels (ntt, intt) need a fresh valid
- * input for every call: each batch runs in runs of INPLACE_RUN calls, each on its own copy of a
- * pristine input made before the run's clock starts (all in L1), and the runs' ticks are summed.
- * (Timing a copy with every call and subtracting the copy timed alone undercounted short
+ * Interleaving: on this virtual machine the core's clock moves between a few speeds, and a
+ * throughput-bound kernel sometimes runs about 1.4x slower for seconds at a time (another tenant
+ * sharing the physical core), while the time-stamp counter keeps its rate. Kernel sets timed one
+ * after another therefore came out up to 15 % apart for the same code. Every sample is taken of
+ * all kernel sets back to back instead (set 0, 1, ..., then the next sample), at the same
+ * placements, so sample s of every set saw the same conditions: their medians are comparable, and
+ * the ratio of two sets' samples s is nearly free of the clock's changes (nttgen bench --compare
+ * reports the median of those ratios). The samples are taken in rounds spread over the whole run,
+ * every (op, k) once per round, so no op is timed only in one disturbed stretch. The driver also
+ * runs this program pinned to one CPU and without address-space randomisation (a random stack
+ * placement made the same binary 1.3-1.5x slower in some runs), and every sample moves the stack
+ * and the buffers the kernels write to one of 64 placements 64 bytes apart, drawn at random (see
+ * STACK_STEP), so the median is that of a typical placement, not of the one the run happened to
+ * get. In-place kernels (ntt, intt) need a fresh
+ * valid input for every call: each batch runs in runs of INPLACE_RUN calls, each on its own copy
+ * of a pristine input made before the run's clock starts (all in L1), and the runs' ticks are
+ * summed. (Timing a copy with every call and subtracting the copy timed alone undercounted short
  * kernels: the out-of-order core overlaps the next copy with the kernel, by an amount that
  * depended on code layout.) Kernels are reached through a table of function pointers so that
  * every ISA of a ring is timed in one run, under the same conditions.
  *
- * Output: one JSON object per line on stdout.
+ * Output: one JSON object per line on stdout, per (kernel set, op, k): the ticks per call of
+ * every sample in the order taken (sample s of every set taken together).
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -72,12 +77,19 @@ enum op {
 #define INPLACE_RUN 16
 
 static bench_elem_t pristine[BENCH_N] __attribute__((aligned(64)));
-static bench_elem_t work[INPLACE_RUN][BENCH_N] __attribute__((aligned(64)));
+/* The buffers the kernels write, each in a pool 4 KiB longer so that it can move (see
+ * STACK_STEP); `work` and `out_r` point into them at the current sample's placement. */
+#define SHIFT_ELEMS (4096 / sizeof(bench_elem_t))
+static bench_elem_t work_pool[INPLACE_RUN * BENCH_N + SHIFT_ELEMS] __attribute__((aligned(64)));
+static bench_elem_t out_pool[BENCH_N + SHIFT_ELEMS] __attribute__((aligned(64)));
+static bench_elem_t *work = work_pool;
+static bench_elem_t *out_r = out_pool;
 static bench_elem_t in_a[BENCH_KMAX * BENCH_N] __attribute__((aligned(64)));
 static bench_elem_t in_b[BENCH_KMAX * BENCH_N] __attribute__((aligned(64)));
 static bench_elem_t in_s[BENCH_N] __attribute__((aligned(64)));
-static bench_elem_t in_c[BENCH_KMAX * BENCH_CACHE_N] __attribute__((aligned(64)));
-static bench_elem_t out_r[BENCH_N] __attribute__((aligned(64)));
+#define MAX_ISAS 8
+/* The multiplication caches of in_b, one per kernel set (each in its own layout). */
+static bench_elem_t in_c[MAX_ISAS][BENCH_KMAX * BENCH_CACHE_N] __attribute__((aligned(64)));
 
 /* What reading the clock twice costs (the median of many empty timed runs), taken off every
  * timed run of an in-place kernel: a run is short, so this is a few percent of it. */
@@ -105,15 +117,15 @@ static uint64_t run_in_place(const bench_kernels_t *k, enum op op, int batch) {
     for (int done = 0; done < batch; done += INPLACE_RUN) {
         int calls = batch - done < INPLACE_RUN ? batch - done : INPLACE_RUN;
         for (int i = 0; i < calls; ++i) {
-            memcpy(work[i], pristine, sizeof pristine);
+            memcpy(work + i * BENCH_N, pristine, sizeof pristine);
         }
         BARRIER(work);
         uint64_t t0 = ticks();
         for (int i = 0; i < calls; ++i) {
             if (op == OP_NTT) {
-                k->ntt(work[i]);
+                k->ntt(work + i * BENCH_N);
             } else {
-                k->intt(work[i]);
+                k->intt(work + i * BENCH_N);
             }
         }
         BARRIER(work);
@@ -123,7 +135,8 @@ static uint64_t run_in_place(const bench_kernels_t *k, enum op op, int batch) {
     return total;
 }
 
-static void run_batch(const bench_kernels_t *k, enum op op, size_t kk, int batch) {
+static void run_batch(const bench_kernels_t *k, const bench_elem_t *cache, enum op op, size_t kk,
+                      int batch) {
     for (int i = 0; i < batch; ++i) {
         switch (op) {
         case OP_NTT:
@@ -138,7 +151,7 @@ static void run_batch(const bench_kernels_t *k, enum op op, size_t kk, int batch
             BARRIER(out_r);
             break;
         case OP_BASEMUL_ACC_CACHED:
-            k->basemul_acc_cached(out_r, in_a, in_b, in_c, kk);
+            k->basemul_acc_cached(out_r, in_a, in_b, cache, kk);
             BARRIER(out_r);
             break;
         case OP_POLYMUL:
@@ -153,61 +166,57 @@ static void run_batch(const bench_kernels_t *k, enum op op, size_t kk, int batch
     }
 }
 
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-
-/* Stack placements the samples rotate through: the kernels' frames (their spilled registers)
- * move by STACK_STEP bytes from one placement to the next, over 4 KiB in all. A store and a
- * later load whose addresses agree in their low 12 bits look dependent to the core until the
- * store's address is resolved (4K aliasing), so where a kernel's spill slots sit relative to
- * its constant tables can slow it by a fifth at some placements and not at others; a caller's
- * stack lands anywhere. With the placements rotated, the median is that of a typical one. */
+/* Placements the samples rotate through: the kernels' frames (their spilled registers) and
+ * the buffers they write move by STACK_STEP bytes from one placement to the next, over 4 KiB
+ * in all. A store and a later load whose addresses agree in their low 12 bits look dependent
+ * to the core until the store's address is resolved (4K aliasing), so where a kernel's spill
+ * slots and outputs sit relative to its constant tables can slow it by a fifth at some
+ * placements and not at others (and the tables' own offsets change with whatever else is
+ * linked beside them); a caller's stack and buffers land anywhere. With the placements
+ * rotated, the median is that of a typical one. */
 #define STACK_STEP 64
 #define STACK_PLACES (4096 / STACK_STEP)
-static unsigned sample_counter;
 
 /* Ticks of one sample (a batch of calls), its frame below `pad`. */
-static __attribute__((noinline)) uint64_t sample_below(const bench_kernels_t *k, enum op op,
+static __attribute__((noinline)) uint64_t sample_below(const bench_kernels_t *k,
+                                                       const bench_elem_t *cache, enum op op,
                                                        size_t kk, int batch, volatile char *pad) {
     pad[0] = 0; /* the pad is used, so it stays */
     if (op == OP_NTT || op == OP_INTT) {
         return run_in_place(k, op, batch);
     }
     uint64_t t0 = ticks();
-    run_batch(k, op, kk, batch);
+    run_batch(k, cache, op, kk, batch);
     return ticks() - t0;
 }
 
-/* Ticks of one sample at the next stack placement (a permutation of the placements: any run of
- * samples spreads over them). */
-static uint64_t sample(const bench_kernels_t *k, enum op op, size_t kk, int batch) {
-    unsigned place = (sample_counter++ * 37u) % STACK_PLACES;
+/* Ticks of one sample at stack placement `place` (0 .. STACK_PLACES - 1). */
+static uint64_t sample(const bench_kernels_t *k, const bench_elem_t *cache, enum op op, size_t kk,
+                       int batch, unsigned place) {
     volatile char pad[1 + STACK_STEP * place];
-    return sample_below(k, op, kk, batch, pad);
+    return sample_below(k, cache, op, kk, batch, pad);
 }
 
-/* Median and quartiles of per-call ticks over `samples` batches. */
-static void measure(const bench_kernels_t *k, enum op op, size_t kk, int samples, int batch,
-                    int warmup, double *q1, double *med, double *q3) {
-    double *v = malloc(sizeof(double) * (size_t)samples);
-    if (v == NULL) {
-        fprintf(stderr, "out of memory\n");
-        exit(2);
-    }
-    for (int s = 0; s < warmup; ++s) {
-        (void)sample(k, op, kk, batch);
-    }
-    for (int s = 0; s < samples; ++s) {
-        v[s] = (double)sample(k, op, kk, batch) / batch;
-    }
-    qsort(v, (size_t)samples, sizeof(double), cmp_double);
-    *q1 = v[samples / 4];
-    *med = v[samples / 2];
-    *q3 = v[(3 * samples) / 4];
-    free(v);
+/* The placements are drawn at random for every sample (xorshift64, seeded per process), the
+ * stack's and the buffers' independently: over many samples each placement of either, and each
+ * distance between them, comes about equally often. (Placements that stepped through a fixed
+ * sequence met only some of those distances in the samples of one op, and which ones depended
+ * on the run's sample count: ML-DSA's ntt by clang-19 took 0.95 or 1.00 of gcc's as that
+ * count changed.) */
+static uint64_t placement_state = 0x9e3779b97f4a7c15u;
+
+static unsigned random_placement(void) {
+    placement_state ^= placement_state << 13;
+    placement_state ^= placement_state >> 7;
+    placement_state ^= placement_state << 17;
+    return (unsigned)((placement_state >> 32) % STACK_PLACES);
+}
+
+/* Moves the written buffers to placement `place`. */
+static void place_buffers(unsigned place) {
+    size_t shift = place * (STACK_STEP / sizeof(bench_elem_t));
+    work = work_pool + shift;
+    out_r = out_pool + shift;
 }
 
 /* Whether the kernels define `op`: the slots another ring family's kernels fill are NULL. */
@@ -240,41 +249,29 @@ static const char *const OP_NAMES[] = {"ntt",     "intt",        "basemul",
 static int takes_k(int op) { return op == OP_BASEMUL_ACC || op == OP_BASEMUL_ACC_CACHED; }
 
 #define MAX_KS 8
-#define MAX_ISAS 8
-#define MAX_ROUNDS 16
 
-typedef struct {
-    double q1, med, q3;
-} stat_t;
-
-/* Per (ISA, op, k) and round: quartiles of ticks per call. */
-static stat_t stats[MAX_ISAS][OP_LAST + 1][MAX_KS][MAX_ROUNDS];
-
-static stat_t run_one(const bench_kernels_t *k, enum op op, size_t kk, int samples, int batch,
-                      int warmup) {
-    stat_t st;
-    if (op == OP_BASEMUL_ACC_CACHED) { /* the caches of in_b, in this ISA's layout, untimed */
-        for (size_t i = 0; i < kk; ++i) {
-            k->basemul_cache(in_c + i * BENCH_CACHE_N, in_b + i * BENCH_N);
+/* Times `nsets` kernel sets on one (op, k) for one round: `warmup` untimed samples, then
+ * `count` samples, each of every set back to back at one placement; sample s of set i
+ * goes to out[i][first + s] as ticks per call. */
+static void measure_round(const bench_kernels_t *sets, size_t nsets, enum op op, size_t kk,
+                          int batch, int warmup, int count, int first, double *const *out) {
+    if (op == OP_BASEMUL_ACC_CACHED) { /* each set's caches of in_b, untimed */
+        for (size_t i = 0; i < nsets; ++i) {
+            for (size_t j = 0; j < kk; ++j) {
+                sets[i].basemul_cache(in_c[i] + j * BENCH_CACHE_N, in_b + j * BENCH_N);
+            }
         }
     }
-    measure(k, op, kk, samples, batch, warmup, &st.q1, &st.med, &st.q3);
-    return st;
-}
-
-/* The quietest round (lowest median) and the median of the round medians. */
-static stat_t quietest(const stat_t *r, int rounds, double *all) {
-    double v[MAX_ROUNDS];
-    int best = 0;
-    for (int i = 0; i < rounds; ++i) {
-        v[i] = r[i].med;
-        if (r[i].med < r[best].med) {
-            best = i;
+    for (int s = -warmup; s < count; ++s) {
+        unsigned place = random_placement();
+        place_buffers(random_placement());
+        for (size_t i = 0; i < nsets; ++i) {
+            uint64_t t = sample(&sets[i], in_c[i], op, kk, batch, place);
+            if (s >= 0) {
+                out[i][first + s] = (double)t / batch;
+            }
         }
     }
-    qsort(v, (size_t)rounds, sizeof(double), cmp_double);
-    *all = rounds % 2 ? v[rounds / 2] : 0.5 * (v[rounds / 2 - 1] + v[rounds / 2]);
-    return r[best];
 }
 
 int main(int argc, char **argv) {
@@ -284,10 +281,12 @@ int main(int argc, char **argv) {
     const char *ops = argc > 4 ? argv[4] : "ntt,intt,basemul,basemul_acc,polymul";
     const char *kvals = argc > 5 ? argv[5] : "3,5";
     int rounds = argc > 6 ? atoi(argv[6]) : 5;
-    if (samples < 1 || batch < 1 || warmup < 0 || rounds < 1 || rounds > MAX_ROUNDS ||
+    /* the placements' seed: the driver gives each process its own */
+    placement_state ^= argc > 7 ? 0xbf58476d1ce4e5b9u * (uint64_t)strtoull(argv[7], NULL, 10) : 0;
+    if (samples < 1 || batch < 1 || warmup < 0 || rounds < 1 ||
         samples < rounds) {
         fprintf(stderr, "usage: bench [samples>=rounds] [batch>=1] [warmup>=0] [ops] [k,...] "
-                        "[rounds 1..%d]\n", MAX_ROUNDS);
+                        "[rounds>=1] [seed]\n");
         return 2;
     }
     int wanted[OP_LAST + 1] = {0};
@@ -330,27 +329,42 @@ int main(int argc, char **argv) {
     fill(in_b, (size_t)BENCH_KMAX * BENCH_N);
     fill_small(in_s, BENCH_N);
     measure_clock_cost();
-    int per_round = samples / rounds;
-    for (int round = 0; round < rounds; ++round) {
-        for (size_t i = 0; i < nisas; ++i) {
-            const bench_kernels_t *k = &BENCH_KERNELS[i];
-            for (int op = OP_NTT; op <= OP_LAST; ++op) {
-                for (int j = 0; wanted[op] && j < (takes_k(op) ? nks : 1); ++j) {
-                    stats[i][op][j][round] = run_one(k, (enum op)op, ks[j], per_round, batch, warmup);
+    /* samples[op][j][i]: the samples of kernel set i on (op, k = ks[j]) */
+    double *store[OP_LAST + 1][MAX_KS][MAX_ISAS] = {{{NULL}}};
+    for (int op = OP_NTT; op <= OP_LAST; ++op) {
+        for (int j = 0; wanted[op] && j < (takes_k(op) ? nks : 1); ++j) {
+            for (size_t i = 0; i < nisas; ++i) {
+                store[op][j][i] = malloc(sizeof(double) * (size_t)samples);
+                if (store[op][j][i] == NULL) {
+                    fprintf(stderr, "out of memory\n");
+                    return 2;
                 }
+            }
+        }
+    }
+    for (int round = 0; round < rounds; ++round) {
+        /* the samples are split between the rounds as evenly as they divide */
+        int first = (int)((long)samples * round / rounds);
+        int count = (int)((long)samples * (round + 1) / rounds) - first;
+        for (int op = OP_NTT; op <= OP_LAST; ++op) {
+            for (int j = 0; wanted[op] && j < (takes_k(op) ? nks : 1); ++j) {
+                measure_round(BENCH_KERNELS, nisas, (enum op)op, ks[j], batch, warmup, count,
+                              first, store[op][j]);
             }
         }
     }
     for (size_t i = 0; i < nisas; ++i) {
         for (int op = OP_NTT; op <= OP_LAST; ++op) {
             for (int j = 0; wanted[op] && j < (takes_k(op) ? nks : 1); ++j) {
-                double all;
-                stat_t st = quietest(stats[i][op][j], rounds, &all);
-                printf("{\"isa\": \"%s\", \"op\": \"%s\", \"k\": %d, \"median\": %.2f, "
-                       "\"q1\": %.2f, \"q3\": %.2f, \"all_rounds\": %.2f, "
-                       "\"rounds\": %d, \"unit\": \"%s\"}\n",
-                       BENCH_KERNELS[i].isa, OP_NAMES[op], takes_k(op) ? (int)ks[j] : 0, st.med,
-                       st.q1, st.q3, all, rounds, TICKS_UNIT);
+                printf("{\"isa\": \"%s\", \"op\": \"%s\", \"k\": %d, \"unit\": \"%s\", "
+                       "\"samples\": [",
+                       BENCH_KERNELS[i].isa, OP_NAMES[op], takes_k(op) ? (int)ks[j] : 0,
+                       TICKS_UNIT);
+                for (int s = 0; s < samples; ++s) {
+                    printf(s ? ", %.2f" : "%.2f", store[op][j][i][s]);
+                }
+                printf("]}\n");
+                free(store[op][j][i]);
             }
         }
     }

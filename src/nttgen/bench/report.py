@@ -7,11 +7,12 @@ import json
 from collections.abc import Collection
 from itertools import pairwise
 from pathlib import Path
+from typing import Any
 
 from ..emit.isa import isa_class
 from ..lanes import I16
 from ..textui import Table
-from . import ALIGN_FLAGS, BenchResult, column
+from . import ALIGN_FLAGS, BenchResult, column, op_label, paired_ratio
 from .icount import SCALAR_LABEL, CountResult
 
 
@@ -133,25 +134,43 @@ def ratio_pairs(isas: list[str], compilers: list[str]) -> list[tuple[str, str, s
     return pairs
 
 
+def compare_ratios(
+    results: list[BenchResult], isas: list[str], compilers: list[str]
+) -> list[dict[str, Any]]:
+    """For each (ring, op) and each pair of :func:`ratio_pairs` timed in ``results``, in their
+    order: {"ring", "op", "k", "pair": the pair's heading, "ratio": how many times as long the
+    first takes as the second (below 1: the first is faster)}, the median of the ratios of
+    samples timed back to back (:func:`~nttgen.bench.paired_ratio`)."""
+    pairs = ratio_pairs(isas, compilers)
+    rows: dict[tuple[str, str, int], dict[str, BenchResult]] = {}
+    for r in results:
+        rows.setdefault((r.ring, r.op, r.k), {})[r.isa] = r
+    out = []
+    for (ring, op, k), by_column in rows.items():
+        for head, top, bottom in pairs:
+            a, b = by_column.get(top), by_column.get(bottom)
+            if a and b and b.median:
+                ratio = paired_ratio(a, b)
+                out.append({"ring": ring, "op": op, "k": k, "pair": head, "ratio": ratio})
+    return out
+
+
 def compare_table(
     results: list[BenchResult], isas: list[str], compilers: list[str], cpu: str | None = None
 ) -> Table:
-    """One row per (ring, op): the ratio of median ticks of each pair of :func:`ratio_pairs`
-    (below 1: the first of the pair is faster), measured in the same run."""
-    pairs = ratio_pairs(isas, compilers)
-    heads = [h for h, _, _ in pairs]
-    title = "Ratios of median ticks per call, measured in one run (below 1: the first is faster)"
+    """One row per (ring, op), one column per pair of :func:`ratio_pairs`: the ratios of
+    :func:`compare_ratios`, "-" where a pair was not timed."""
+    heads = [h for h, _, _ in ratio_pairs(isas, compilers)]
+    title = "Ratios of ticks per call, samples timed back to back (below 1: the first is faster)"
     title += f" on {cpu}" if cpu else ""
     t = Table(title, ["ring", "op", *heads], set(heads))
-    rows: dict[tuple[str, str], dict[str, BenchResult]] = {}
+    rows: dict[tuple[str, str], dict[str, float]] = {}
     for r in results:
-        rows.setdefault((r.ring, r.label), {})[r.isa] = r
-    for (ring, label), by_column in rows.items():
-        cells = [ring, label]
-        for _, top, bottom in pairs:
-            a, b = by_column.get(top), by_column.get(bottom)
-            cells.append(f"{a.median / b.median:.2f}" if a and b and b.median else "-")
-        t.add_row(*cells)
+        rows.setdefault((r.ring, r.label), {})
+    for c in compare_ratios(results, isas, compilers):
+        rows[(c["ring"], op_label(c["op"], c["k"]))][c["pair"]] = c["ratio"]
+    for (ring, label), ratios in rows.items():
+        t.add_row(ring, label, *(f"{ratios[h]:.2f}" if h in ratios else "-" for h in heads))
     return t
 
 

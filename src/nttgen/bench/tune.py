@@ -1,7 +1,7 @@
 """Compare build configurations of one ring and ISA in a single benchmark run.
 
 Every variant is generated under its own symbol prefix and linked into one harness binary, so
-all variants are measured in the same rounds: their ratios are meaningful even when the
+every sample times all variants back to back: their ratios are meaningful even when the
 machine's speed drifts. Used to choose the default pass plans (see ``scripts/tune.py``).
 """
 

@@ -253,7 +253,12 @@ def _write_bench_json(
         "cpu_features": sorted(cpu.cpu_features()),
         "emulated_isas": emulated,
     }
-    write_text(Path(args.json), results_json(results, meta, counts), "--json")
+    ratios: list[dict[str, Any]] = []
+    if args.compare:
+        from ..bench.report import compare_ratios
+
+        ratios = compare_ratios(results, isas, _compilers(args.cc))
+    write_text(Path(args.json), results_json(results, meta, counts, ratios), "--json")
     say(f"wrote {args.json}")
 
 
