@@ -303,12 +303,40 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_kyber_r1_avx2_ntt_from_zetas[1024] 
 
 // twiddles zeta_k = r^brv(k), Montgomery form, pairs (z, z*q^-1 mod beta), in consumption order: as
 //  lane vectors, or as one pair where all lanes share it (twiddles equal to 1 are not stored) (each
-//  entry in both halves of a word, for broadcasts of a word)
+//  entry over a whole vector, for loads of a vector)
 // clang-format off
-NTTGEN_ALIGN(64) static const int32_t nttgen_kyber_r1_avx2_ntt_from_zetas_x2[30] = {
+NTTGEN_ALIGN(64) static const int16_t nttgen_kyber_r1_avx2_ntt_from_zetas_v[480] = {
     // pass 0: layer(s) 0
-    247533249, 1891725505, -208473198, -678242414, 237571625, 1076445225, -242159216, 294654352, 160958872, 966277528, -72025164, -474684492, 143788178, -325915502, 7929977, -763768199,
-    -151914767, -1192118031, 54657858, 1195525954, -111412901, 1331384155, -147392714, -1556700362, 188484412, 54264636, -163449279, 1480677441, 92669318, 1367757190,
+    3777, 3777, 3777, 3777, 3777, 3777, 3777, 3777, 3777, 3777, 3777, 3777, 3777, 3777, 3777, 3777,
+    28865, 28865, 28865, 28865, 28865, 28865, 28865, 28865, 28865, 28865, 28865, 28865, 28865, 28865, 28865, 28865,
+    -3182, -3182, -3182, -3182, -3182, -3182, -3182, -3182, -3182, -3182, -3182, -3182, -3182, -3182, -3182, -3182,
+    -10350, -10350, -10350, -10350, -10350, -10350, -10350, -10350, -10350, -10350, -10350, -10350, -10350, -10350, -10350, -10350,
+    3625, 3625, 3625, 3625, 3625, 3625, 3625, 3625, 3625, 3625, 3625, 3625, 3625, 3625, 3625, 3625,
+    16425, 16425, 16425, 16425, 16425, 16425, 16425, 16425, 16425, 16425, 16425, 16425, 16425, 16425, 16425, 16425,
+    -3696, -3696, -3696, -3696, -3696, -3696, -3696, -3696, -3696, -3696, -3696, -3696, -3696, -3696, -3696, -3696,
+    4496, 4496, 4496, 4496, 4496, 4496, 4496, 4496, 4496, 4496, 4496, 4496, 4496, 4496, 4496, 4496,
+    2456, 2456, 2456, 2456, 2456, 2456, 2456, 2456, 2456, 2456, 2456, 2456, 2456, 2456, 2456, 2456,
+    14744, 14744, 14744, 14744, 14744, 14744, 14744, 14744, 14744, 14744, 14744, 14744, 14744, 14744, 14744, 14744,
+    -1100, -1100, -1100, -1100, -1100, -1100, -1100, -1100, -1100, -1100, -1100, -1100, -1100, -1100, -1100, -1100,
+    -7244, -7244, -7244, -7244, -7244, -7244, -7244, -7244, -7244, -7244, -7244, -7244, -7244, -7244, -7244, -7244,
+    2194, 2194, 2194, 2194, 2194, 2194, 2194, 2194, 2194, 2194, 2194, 2194, 2194, 2194, 2194, 2194,
+    -4974, -4974, -4974, -4974, -4974, -4974, -4974, -4974, -4974, -4974, -4974, -4974, -4974, -4974, -4974, -4974,
+    121, 121, 121, 121, 121, 121, 121, 121, 121, 121, 121, 121, 121, 121, 121, 121,
+    -11655, -11655, -11655, -11655, -11655, -11655, -11655, -11655, -11655, -11655, -11655, -11655, -11655, -11655, -11655, -11655,
+    -2319, -2319, -2319, -2319, -2319, -2319, -2319, -2319, -2319, -2319, -2319, -2319, -2319, -2319, -2319, -2319,
+    -18191, -18191, -18191, -18191, -18191, -18191, -18191, -18191, -18191, -18191, -18191, -18191, -18191, -18191, -18191, -18191,
+    834, 834, 834, 834, 834, 834, 834, 834, 834, 834, 834, 834, 834, 834, 834, 834,
+    18242, 18242, 18242, 18242, 18242, 18242, 18242, 18242, 18242, 18242, 18242, 18242, 18242, 18242, 18242, 18242,
+    -1701, -1701, -1701, -1701, -1701, -1701, -1701, -1701, -1701, -1701, -1701, -1701, -1701, -1701, -1701, -1701,
+    20315, 20315, 20315, 20315, 20315, 20315, 20315, 20315, 20315, 20315, 20315, 20315, 20315, 20315, 20315, 20315,
+    -2250, -2250, -2250, -2250, -2250, -2250, -2250, -2250, -2250, -2250, -2250, -2250, -2250, -2250, -2250, -2250,
+    -23754, -23754, -23754, -23754, -23754, -23754, -23754, -23754, -23754, -23754, -23754, -23754, -23754, -23754, -23754, -23754,
+    2876, 2876, 2876, 2876, 2876, 2876, 2876, 2876, 2876, 2876, 2876, 2876, 2876, 2876, 2876, 2876,
+    828, 828, 828, 828, 828, 828, 828, 828, 828, 828, 828, 828, 828, 828, 828, 828,
+    -2495, -2495, -2495, -2495, -2495, -2495, -2495, -2495, -2495, -2495, -2495, -2495, -2495, -2495, -2495, -2495,
+    22593, 22593, 22593, 22593, 22593, 22593, 22593, 22593, 22593, 22593, 22593, 22593, 22593, 22593, 22593, 22593,
+    1414, 1414, 1414, 1414, 1414, 1414, 1414, 1414, 1414, 1414, 1414, 1414, 1414, 1414, 1414, 1414,
+    20870, 20870, 20870, 20870, 20870, 20870, 20870, 20870, 20870, 20870, 20870, 20870, 20870, 20870, 20870, 20870,
 };
 // clang-format on
 
@@ -407,15 +435,15 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_kyber_r1_avx2_intt_twist[512] = {
  * Ops per call: load 126, store 32, add 64, sub 64, montmul 64, barrett 8, shuffle 24, zip 8
  */
 static NTTGEN_NOINLINE void nttgen_kyber_r1_avx2_ntt_from(int16_t r[256], const int16_t a[256]) {
-    const int32_t *zetas_x2_0 = nttgen_kyber_r1_avx2_ntt_from_zetas_x2;
-    NTTGEN_GCC_OPAQUE(zetas_x2_0);
+    const int16_t *zetas_v_0 = nttgen_kyber_r1_avx2_ntt_from_zetas_v;
+    NTTGEN_GCC_OPAQUE(zetas_v_0);
     const int16_t *const zetas_0 = nttgen_kyber_r1_avx2_ntt_from_zetas;
 #ifdef NTTGEN_DEBUG
     nttgen_kyber_r1_avx2_assert_range(a, 256, -7680, 7680);
 #endif
     // layers 0: 8 register(s) per chunk
-    const __m256i zeta_0 = _mm256_set1_epi32(zetas_x2_0[0]);
-    const __m256i zetaqinv_0 = _mm256_set1_epi32(zetas_x2_0[1]);
+    const __m256i zeta_0 = _mm256_load_si256((const __m256i *)&zetas_v_0[0]);
+    const __m256i zetaqinv_0 = _mm256_load_si256((const __m256i *)&zetas_v_0[16]);
     const __m256i x_0 = _mm256_loadu_si256((const __m256i *)&a[128]);
     const __m256i x_1 = _mm256_loadu_si256((const __m256i *)&a[192]);
     const __m256i x_2 = _mm256_loadu_si256((const __m256i *)&a[160]);
@@ -481,10 +509,10 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_avx2_ntt_from(int16_t r[256], const 
     _mm256_storeu_si256((__m256i *)&r[112], x_30);
     _mm256_storeu_si256((__m256i *)&r[240], x_31);
     // layers 1, 2, 3, 4, 5, 6, 7: 16 register(s) per chunk
-    const __m256i zeta_1 = _mm256_set1_epi32(zetas_x2_0[2]);
-    const __m256i zetaqinv_1 = _mm256_set1_epi32(zetas_x2_0[3]);
-    const __m256i zeta_2 = _mm256_set1_epi32(zetas_x2_0[4]);
-    const __m256i zetaqinv_2 = _mm256_set1_epi32(zetas_x2_0[5]);
+    const __m256i zeta_1 = _mm256_load_si256((const __m256i *)&zetas_v_0[32]);
+    const __m256i zetaqinv_1 = _mm256_load_si256((const __m256i *)&zetas_v_0[48]);
+    const __m256i zeta_2 = _mm256_load_si256((const __m256i *)&zetas_v_0[64]);
+    const __m256i zetaqinv_2 = _mm256_load_si256((const __m256i *)&zetas_v_0[80]);
     const __m256i x_32 = _mm256_loadu_si256((const __m256i *)&r[112]);
     const __m256i x_33 = _mm256_loadu_si256((const __m256i *)&r[240]);
     const __m256i pin_8 = nttgen_kyber_r1_avx2_keep(x_32);
@@ -497,14 +525,14 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_avx2_ntt_from(int16_t r[256], const 
     const __m256i x_37 = _mm256_loadu_si256((const __m256i *)&r[208]);
     const __m256i x_38 = _mm256_loadu_si256((const __m256i *)&r[48]);
     const __m256i x_39 = _mm256_loadu_si256((const __m256i *)&r[176]);
-    const __m256i zeta_3 = _mm256_set1_epi32(zetas_x2_0[6]);
-    const __m256i zetaqinv_3 = _mm256_set1_epi32(zetas_x2_0[7]);
-    const __m256i zeta_4 = _mm256_set1_epi32(zetas_x2_0[8]);
-    const __m256i zetaqinv_4 = _mm256_set1_epi32(zetas_x2_0[9]);
-    const __m256i zeta_5 = _mm256_set1_epi32(zetas_x2_0[10]);
-    const __m256i zetaqinv_5 = _mm256_set1_epi32(zetas_x2_0[11]);
-    const __m256i zeta_6 = _mm256_set1_epi32(zetas_x2_0[12]);
-    const __m256i zetaqinv_6 = _mm256_set1_epi32(zetas_x2_0[13]);
+    const __m256i zeta_3 = _mm256_load_si256((const __m256i *)&zetas_v_0[96]);
+    const __m256i zetaqinv_3 = _mm256_load_si256((const __m256i *)&zetas_v_0[112]);
+    const __m256i zeta_4 = _mm256_load_si256((const __m256i *)&zetas_v_0[128]);
+    const __m256i zetaqinv_4 = _mm256_load_si256((const __m256i *)&zetas_v_0[144]);
+    const __m256i zeta_5 = _mm256_load_si256((const __m256i *)&zetas_v_0[160]);
+    const __m256i zetaqinv_5 = _mm256_load_si256((const __m256i *)&zetas_v_0[176]);
+    const __m256i zeta_6 = _mm256_load_si256((const __m256i *)&zetas_v_0[192]);
+    const __m256i zetaqinv_6 = _mm256_load_si256((const __m256i *)&zetas_v_0[208]);
     const __m256i pin_10 = nttgen_kyber_r1_avx2_keep(x_34);
     const __m256i t_10 = nttgen_kyber_r1_avx2_montmul(pin_10, zeta_1, zetaqinv_1);
     const __m256i pin_11 = nttgen_kyber_r1_avx2_keep(x_35);
@@ -525,24 +553,24 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_avx2_ntt_from(int16_t r[256], const 
     const __m256i x_45 = _mm256_loadu_si256((const __m256i *)&r[192]);
     const __m256i x_46 = _mm256_loadu_si256((const __m256i *)&r[32]);
     const __m256i x_47 = _mm256_loadu_si256((const __m256i *)&r[160]);
-    const __m256i zeta_7 = _mm256_set1_epi32(zetas_x2_0[14]);
-    const __m256i zetaqinv_7 = _mm256_set1_epi32(zetas_x2_0[15]);
-    const __m256i zeta_8 = _mm256_set1_epi32(zetas_x2_0[16]);
-    const __m256i zetaqinv_8 = _mm256_set1_epi32(zetas_x2_0[17]);
-    const __m256i zeta_9 = _mm256_set1_epi32(zetas_x2_0[18]);
-    const __m256i zetaqinv_9 = _mm256_set1_epi32(zetas_x2_0[19]);
-    const __m256i zeta_10 = _mm256_set1_epi32(zetas_x2_0[20]);
-    const __m256i zetaqinv_10 = _mm256_set1_epi32(zetas_x2_0[21]);
-    const __m256i zeta_11 = _mm256_set1_epi32(zetas_x2_0[22]);
-    const __m256i zetaqinv_11 = _mm256_set1_epi32(zetas_x2_0[23]);
-    const __m256i zeta_12 = _mm256_set1_epi32(zetas_x2_0[24]);
-    const __m256i zetaqinv_12 = _mm256_set1_epi32(zetas_x2_0[25]);
-    const __m256i zeta_13 = _mm256_set1_epi32(zetas_x2_0[26]);
-    const __m256i zetaqinv_13 = _mm256_set1_epi32(zetas_x2_0[27]);
+    const __m256i zeta_7 = _mm256_load_si256((const __m256i *)&zetas_v_0[224]);
+    const __m256i zetaqinv_7 = _mm256_load_si256((const __m256i *)&zetas_v_0[240]);
+    const __m256i zeta_8 = _mm256_load_si256((const __m256i *)&zetas_v_0[256]);
+    const __m256i zetaqinv_8 = _mm256_load_si256((const __m256i *)&zetas_v_0[272]);
+    const __m256i zeta_9 = _mm256_load_si256((const __m256i *)&zetas_v_0[288]);
+    const __m256i zetaqinv_9 = _mm256_load_si256((const __m256i *)&zetas_v_0[304]);
+    const __m256i zeta_10 = _mm256_load_si256((const __m256i *)&zetas_v_0[320]);
+    const __m256i zetaqinv_10 = _mm256_load_si256((const __m256i *)&zetas_v_0[336]);
+    const __m256i zeta_11 = _mm256_load_si256((const __m256i *)&zetas_v_0[352]);
+    const __m256i zetaqinv_11 = _mm256_load_si256((const __m256i *)&zetas_v_0[368]);
+    const __m256i zeta_12 = _mm256_load_si256((const __m256i *)&zetas_v_0[384]);
+    const __m256i zetaqinv_12 = _mm256_load_si256((const __m256i *)&zetas_v_0[400]);
+    const __m256i zeta_13 = _mm256_load_si256((const __m256i *)&zetas_v_0[416]);
+    const __m256i zetaqinv_13 = _mm256_load_si256((const __m256i *)&zetas_v_0[432]);
     goto part_1;
 part_1:;
-    const __m256i zeta_14 = _mm256_set1_epi32(zetas_x2_0[28]);
-    const __m256i zetaqinv_14 = _mm256_set1_epi32(zetas_x2_0[29]);
+    const __m256i zeta_14 = _mm256_load_si256((const __m256i *)&zetas_v_0[448]);
+    const __m256i zetaqinv_14 = _mm256_load_si256((const __m256i *)&zetas_v_0[464]);
     const __m256i pin_14 = nttgen_kyber_r1_avx2_keep(x_44);
     const __m256i t_18 = nttgen_kyber_r1_avx2_montmul(pin_14, zeta_1, zetaqinv_1);
     const __m256i pin_15 = nttgen_kyber_r1_avx2_keep(x_45);
@@ -2085,8 +2113,8 @@ void nttgen_kyber_r1_avx2_from_standard(int16_t a[256]) {
  *   16, cond_add_q 16, shuffle 48, zip 16
  */
 static NTTGEN_NOINLINE void nttgen_kyber_r1_avx2_mul_core(int16_t r[256], const int16_t b[256]) {
-    const int32_t *zetas_x2_0 = nttgen_kyber_r1_avx2_ntt_from_zetas_x2;
-    NTTGEN_GCC_OPAQUE(zetas_x2_0);
+    const int16_t *zetas_v_0 = nttgen_kyber_r1_avx2_ntt_from_zetas_v;
+    NTTGEN_GCC_OPAQUE(zetas_v_0);
     const int16_t *const zetas_0 = nttgen_kyber_r1_avx2_ntt_from_zetas;
     const int16_t *const zetas_dit_0 = nttgen_kyber_r1_avx2_intt_zetas_dit;
     const int16_t *const twist_0 = nttgen_kyber_r1_avx2_intt_twist;
@@ -2096,8 +2124,8 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_avx2_mul_core(int16_t r[256], const 
 #endif
     // layers 0, 1, 2, 3, 4, 5, 6, 7: 16 register(s) per chunk
     // inverse layers 0, 1, 2, 3, 4, 5, 6, 7: 16 register(s) per chunk
-    const __m256i zeta_0 = _mm256_set1_epi32(zetas_x2_0[0]);
-    const __m256i zetaqinv_0 = _mm256_set1_epi32(zetas_x2_0[1]);
+    const __m256i zeta_0 = _mm256_load_si256((const __m256i *)&zetas_v_0[0]);
+    const __m256i zetaqinv_0 = _mm256_load_si256((const __m256i *)&zetas_v_0[16]);
     const __m256i x_0 = _mm256_loadu_si256((const __m256i *)&b[240]);
     const __m256i pin_0 = nttgen_kyber_r1_avx2_keep(x_0);
     const __m256i t_0 = nttgen_kyber_r1_avx2_montmul(pin_0, zeta_0, zetaqinv_0);
@@ -2105,10 +2133,10 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_avx2_mul_core(int16_t r[256], const 
     const __m256i x_2 = _mm256_loadu_si256((const __m256i *)&b[208]);
     const __m256i x_3 = _mm256_loadu_si256((const __m256i *)&b[176]);
     const __m256i x_4 = _mm256_loadu_si256((const __m256i *)&b[112]);
-    const __m256i zeta_1 = _mm256_set1_epi32(zetas_x2_0[2]);
-    const __m256i zetaqinv_1 = _mm256_set1_epi32(zetas_x2_0[3]);
-    const __m256i zeta_2 = _mm256_set1_epi32(zetas_x2_0[4]);
-    const __m256i zetaqinv_2 = _mm256_set1_epi32(zetas_x2_0[5]);
+    const __m256i zeta_1 = _mm256_load_si256((const __m256i *)&zetas_v_0[32]);
+    const __m256i zetaqinv_1 = _mm256_load_si256((const __m256i *)&zetas_v_0[48]);
+    const __m256i zeta_2 = _mm256_load_si256((const __m256i *)&zetas_v_0[64]);
+    const __m256i zetaqinv_2 = _mm256_load_si256((const __m256i *)&zetas_v_0[80]);
     const __m256i pin_1 = nttgen_kyber_r1_avx2_keep(x_1);
     const __m256i t_1 = nttgen_kyber_r1_avx2_montmul(pin_1, zeta_0, zetaqinv_0);
     const __m256i pin_2 = nttgen_kyber_r1_avx2_keep(x_2);
@@ -2125,14 +2153,14 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_avx2_mul_core(int16_t r[256], const 
     const __m256i x_10 = _mm256_loadu_si256((const __m256i *)&b[144]);
     const __m256i x_11 = _mm256_loadu_si256((const __m256i *)&b[80]);
     const __m256i x_12 = _mm256_loadu_si256((const __m256i *)&b[48]);
-    const __m256i zeta_3 = _mm256_set1_epi32(zetas_x2_0[6]);
-    const __m256i zetaqinv_3 = _mm256_set1_epi32(zetas_x2_0[7]);
-    const __m256i zeta_4 = _mm256_set1_epi32(zetas_x2_0[8]);
-    const __m256i zetaqinv_4 = _mm256_set1_epi32(zetas_x2_0[9]);
-    const __m256i zeta_5 = _mm256_set1_epi32(zetas_x2_0[10]);
-    const __m256i zetaqinv_5 = _mm256_set1_epi32(zetas_x2_0[11]);
-    const __m256i zeta_6 = _mm256_set1_epi32(zetas_x2_0[12]);
-    const __m256i zetaqinv_6 = _mm256_set1_epi32(zetas_x2_0[13]);
+    const __m256i zeta_3 = _mm256_load_si256((const __m256i *)&zetas_v_0[96]);
+    const __m256i zetaqinv_3 = _mm256_load_si256((const __m256i *)&zetas_v_0[112]);
+    const __m256i zeta_4 = _mm256_load_si256((const __m256i *)&zetas_v_0[128]);
+    const __m256i zetaqinv_4 = _mm256_load_si256((const __m256i *)&zetas_v_0[144]);
+    const __m256i zeta_5 = _mm256_load_si256((const __m256i *)&zetas_v_0[160]);
+    const __m256i zetaqinv_5 = _mm256_load_si256((const __m256i *)&zetas_v_0[176]);
+    const __m256i zeta_6 = _mm256_load_si256((const __m256i *)&zetas_v_0[192]);
+    const __m256i zetaqinv_6 = _mm256_load_si256((const __m256i *)&zetas_v_0[208]);
     const __m256i pin_4 = nttgen_kyber_r1_avx2_keep(x_7);
     const __m256i t_6 = nttgen_kyber_r1_avx2_montmul(pin_4, zeta_0, zetaqinv_0);
     const __m256i pin_5 = nttgen_kyber_r1_avx2_keep(x_8);
@@ -2158,22 +2186,22 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_avx2_mul_core(int16_t r[256], const 
     const __m256i t_15 = nttgen_kyber_r1_avx2_montmul(x_20, zeta_5, zetaqinv_5);
     const __m256i t_16 = nttgen_kyber_r1_avx2_montmul(x_22, zeta_6, zetaqinv_6);
     const __m256i x_23 = _mm256_loadu_si256((const __m256i *)&b[128]);
-    const __m256i zeta_7 = _mm256_set1_epi32(zetas_x2_0[14]);
-    const __m256i zetaqinv_7 = _mm256_set1_epi32(zetas_x2_0[15]);
-    const __m256i zeta_8 = _mm256_set1_epi32(zetas_x2_0[16]);
-    const __m256i zetaqinv_8 = _mm256_set1_epi32(zetas_x2_0[17]);
-    const __m256i zeta_9 = _mm256_set1_epi32(zetas_x2_0[18]);
-    const __m256i zetaqinv_9 = _mm256_set1_epi32(zetas_x2_0[19]);
-    const __m256i zeta_10 = _mm256_set1_epi32(zetas_x2_0[20]);
-    const __m256i zetaqinv_10 = _mm256_set1_epi32(zetas_x2_0[21]);
-    const __m256i zeta_11 = _mm256_set1_epi32(zetas_x2_0[22]);
-    const __m256i zetaqinv_11 = _mm256_set1_epi32(zetas_x2_0[23]);
-    const __m256i zeta_12 = _mm256_set1_epi32(zetas_x2_0[24]);
-    const __m256i zetaqinv_12 = _mm256_set1_epi32(zetas_x2_0[25]);
-    const __m256i zeta_13 = _mm256_set1_epi32(zetas_x2_0[26]);
-    const __m256i zetaqinv_13 = _mm256_set1_epi32(zetas_x2_0[27]);
-    const __m256i zeta_14 = _mm256_set1_epi32(zetas_x2_0[28]);
-    const __m256i zetaqinv_14 = _mm256_set1_epi32(zetas_x2_0[29]);
+    const __m256i zeta_7 = _mm256_load_si256((const __m256i *)&zetas_v_0[224]);
+    const __m256i zetaqinv_7 = _mm256_load_si256((const __m256i *)&zetas_v_0[240]);
+    const __m256i zeta_8 = _mm256_load_si256((const __m256i *)&zetas_v_0[256]);
+    const __m256i zetaqinv_8 = _mm256_load_si256((const __m256i *)&zetas_v_0[272]);
+    const __m256i zeta_9 = _mm256_load_si256((const __m256i *)&zetas_v_0[288]);
+    const __m256i zetaqinv_9 = _mm256_load_si256((const __m256i *)&zetas_v_0[304]);
+    const __m256i zeta_10 = _mm256_load_si256((const __m256i *)&zetas_v_0[320]);
+    const __m256i zetaqinv_10 = _mm256_load_si256((const __m256i *)&zetas_v_0[336]);
+    const __m256i zeta_11 = _mm256_load_si256((const __m256i *)&zetas_v_0[352]);
+    const __m256i zetaqinv_11 = _mm256_load_si256((const __m256i *)&zetas_v_0[368]);
+    const __m256i zeta_12 = _mm256_load_si256((const __m256i *)&zetas_v_0[384]);
+    const __m256i zetaqinv_12 = _mm256_load_si256((const __m256i *)&zetas_v_0[400]);
+    const __m256i zeta_13 = _mm256_load_si256((const __m256i *)&zetas_v_0[416]);
+    const __m256i zetaqinv_13 = _mm256_load_si256((const __m256i *)&zetas_v_0[432]);
+    const __m256i zeta_14 = _mm256_load_si256((const __m256i *)&zetas_v_0[448]);
+    const __m256i zetaqinv_14 = _mm256_load_si256((const __m256i *)&zetas_v_0[464]);
     const __m256i pin_7 = nttgen_kyber_r1_avx2_keep(x_23);
     const __m256i t_17 = nttgen_kyber_r1_avx2_montmul(pin_7, zeta_0, zetaqinv_0);
     const __m256i zeta_15 = _mm256_load_si256((const __m256i *)&zetas_0[0]);

@@ -302,10 +302,23 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_kyber_r1_avx512_ntt_from_zetas[1280
 
 // twiddles zeta_k = r^brv(k), Montgomery form, pairs (z, z*q^-1 mod beta), in consumption order: as
 //  lane vectors, or as one pair where all lanes share it (twiddles equal to 1 are not stored) (each
-//  entry in both halves of a word, for broadcasts of a word)
+//  entry over a whole vector, for loads of a vector)
 // clang-format off
-NTTGEN_ALIGN(64) static const int32_t nttgen_kyber_r1_avx512_ntt_from_zetas_x2[14] = {
-    247533249, 1891725505, -208473198, -678242414, 237571625, 1076445225, -242159216, 294654352, 160958872, 966277528, -72025164, -474684492, 143788178, -325915502,
+NTTGEN_ALIGN(64) static const int16_t nttgen_kyber_r1_avx512_ntt_from_zetas_v[448] = {
+    3777, 3777, 3777, 3777, 3777, 3777, 3777, 3777, 3777, 3777, 3777, 3777, 3777, 3777, 3777, 3777, 3777, 3777, 3777, 3777, 3777, 3777, 3777, 3777, 3777, 3777, 3777, 3777, 3777, 3777, 3777, 3777,
+    28865, 28865, 28865, 28865, 28865, 28865, 28865, 28865, 28865, 28865, 28865, 28865, 28865, 28865, 28865, 28865, 28865, 28865, 28865, 28865, 28865, 28865, 28865, 28865, 28865, 28865, 28865, 28865, 28865, 28865, 28865, 28865,
+    -3182, -3182, -3182, -3182, -3182, -3182, -3182, -3182, -3182, -3182, -3182, -3182, -3182, -3182, -3182, -3182, -3182, -3182, -3182, -3182, -3182, -3182, -3182, -3182, -3182, -3182, -3182, -3182, -3182, -3182, -3182, -3182,
+    -10350, -10350, -10350, -10350, -10350, -10350, -10350, -10350, -10350, -10350, -10350, -10350, -10350, -10350, -10350, -10350, -10350, -10350, -10350, -10350, -10350, -10350, -10350, -10350, -10350, -10350, -10350, -10350, -10350, -10350, -10350, -10350,
+    3625, 3625, 3625, 3625, 3625, 3625, 3625, 3625, 3625, 3625, 3625, 3625, 3625, 3625, 3625, 3625, 3625, 3625, 3625, 3625, 3625, 3625, 3625, 3625, 3625, 3625, 3625, 3625, 3625, 3625, 3625, 3625,
+    16425, 16425, 16425, 16425, 16425, 16425, 16425, 16425, 16425, 16425, 16425, 16425, 16425, 16425, 16425, 16425, 16425, 16425, 16425, 16425, 16425, 16425, 16425, 16425, 16425, 16425, 16425, 16425, 16425, 16425, 16425, 16425,
+    -3696, -3696, -3696, -3696, -3696, -3696, -3696, -3696, -3696, -3696, -3696, -3696, -3696, -3696, -3696, -3696, -3696, -3696, -3696, -3696, -3696, -3696, -3696, -3696, -3696, -3696, -3696, -3696, -3696, -3696, -3696, -3696,
+    4496, 4496, 4496, 4496, 4496, 4496, 4496, 4496, 4496, 4496, 4496, 4496, 4496, 4496, 4496, 4496, 4496, 4496, 4496, 4496, 4496, 4496, 4496, 4496, 4496, 4496, 4496, 4496, 4496, 4496, 4496, 4496,
+    2456, 2456, 2456, 2456, 2456, 2456, 2456, 2456, 2456, 2456, 2456, 2456, 2456, 2456, 2456, 2456, 2456, 2456, 2456, 2456, 2456, 2456, 2456, 2456, 2456, 2456, 2456, 2456, 2456, 2456, 2456, 2456,
+    14744, 14744, 14744, 14744, 14744, 14744, 14744, 14744, 14744, 14744, 14744, 14744, 14744, 14744, 14744, 14744, 14744, 14744, 14744, 14744, 14744, 14744, 14744, 14744, 14744, 14744, 14744, 14744, 14744, 14744, 14744, 14744,
+    -1100, -1100, -1100, -1100, -1100, -1100, -1100, -1100, -1100, -1100, -1100, -1100, -1100, -1100, -1100, -1100, -1100, -1100, -1100, -1100, -1100, -1100, -1100, -1100, -1100, -1100, -1100, -1100, -1100, -1100, -1100, -1100,
+    -7244, -7244, -7244, -7244, -7244, -7244, -7244, -7244, -7244, -7244, -7244, -7244, -7244, -7244, -7244, -7244, -7244, -7244, -7244, -7244, -7244, -7244, -7244, -7244, -7244, -7244, -7244, -7244, -7244, -7244, -7244, -7244,
+    2194, 2194, 2194, 2194, 2194, 2194, 2194, 2194, 2194, 2194, 2194, 2194, 2194, 2194, 2194, 2194, 2194, 2194, 2194, 2194, 2194, 2194, 2194, 2194, 2194, 2194, 2194, 2194, 2194, 2194, 2194, 2194,
+    -4974, -4974, -4974, -4974, -4974, -4974, -4974, -4974, -4974, -4974, -4974, -4974, -4974, -4974, -4974, -4974, -4974, -4974, -4974, -4974, -4974, -4974, -4974, -4974, -4974, -4974, -4974, -4974, -4974, -4974, -4974, -4974,
 };
 // clang-format on
 
@@ -373,25 +386,25 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_kyber_r1_avx512_intt_twist[512] = {
  * Ops per call: load 62, store 8, add 32, sub 32, montmul 32, barrett 4, shuffle 16, zip 4
  */
 static NTTGEN_NOINLINE void nttgen_kyber_r1_avx512_ntt_from(int16_t r[256], const int16_t a[256]) {
-    const int32_t *zetas_x2_0 = nttgen_kyber_r1_avx512_ntt_from_zetas_x2;
-    NTTGEN_GCC_OPAQUE(zetas_x2_0);
+    const int16_t *zetas_v_0 = nttgen_kyber_r1_avx512_ntt_from_zetas_v;
+    NTTGEN_GCC_OPAQUE(zetas_v_0);
     const int16_t *const zetas_0 = nttgen_kyber_r1_avx512_ntt_from_zetas;
 #ifdef NTTGEN_DEBUG
     nttgen_kyber_r1_avx512_assert_range(a, 256, -7680, 7680);
 #endif
     // layers 0, 1, 2, 3, 4, 5, 6, 7: 8 register(s) per chunk
-    const __m512i zeta_0 = _mm512_set1_epi32(zetas_x2_0[0]);
-    const __m512i zetaqinv_0 = _mm512_set1_epi32(zetas_x2_0[1]);
+    const __m512i zeta_0 = _mm512_load_si512((const __m512i *)&zetas_v_0[0]);
+    const __m512i zetaqinv_0 = _mm512_load_si512((const __m512i *)&zetas_v_0[32]);
     const __m512i x_0 = _mm512_loadu_si512((const __m512i *)&a[224]);
     const __m512i pin_0 = nttgen_kyber_r1_avx512_keep(x_0);
     const __m512i t_0 = nttgen_kyber_r1_avx512_montmul(pin_0, zeta_0, zetaqinv_0);
     const __m512i x_1 = _mm512_loadu_si512((const __m512i *)&a[192]);
     const __m512i x_2 = _mm512_loadu_si512((const __m512i *)&a[160]);
     const __m512i x_3 = _mm512_loadu_si512((const __m512i *)&a[96]);
-    const __m512i zeta_1 = _mm512_set1_epi32(zetas_x2_0[2]);
-    const __m512i zetaqinv_1 = _mm512_set1_epi32(zetas_x2_0[3]);
-    const __m512i zeta_2 = _mm512_set1_epi32(zetas_x2_0[4]);
-    const __m512i zetaqinv_2 = _mm512_set1_epi32(zetas_x2_0[5]);
+    const __m512i zeta_1 = _mm512_load_si512((const __m512i *)&zetas_v_0[64]);
+    const __m512i zetaqinv_1 = _mm512_load_si512((const __m512i *)&zetas_v_0[96]);
+    const __m512i zeta_2 = _mm512_load_si512((const __m512i *)&zetas_v_0[128]);
+    const __m512i zetaqinv_2 = _mm512_load_si512((const __m512i *)&zetas_v_0[160]);
     const __m512i pin_1 = nttgen_kyber_r1_avx512_keep(x_1);
     const __m512i t_1 = nttgen_kyber_r1_avx512_montmul(pin_1, zeta_0, zetaqinv_0);
     const __m512i pin_2 = nttgen_kyber_r1_avx512_keep(x_2);
@@ -403,14 +416,14 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_avx512_ntt_from(int16_t r[256], cons
     const __m512i x_6 = _mm512_loadu_si512((const __m512i *)&a[128]);
     const __m512i x_7 = _mm512_loadu_si512((const __m512i *)&a[64]);
     const __m512i x_8 = _mm512_loadu_si512((const __m512i *)&a[32]);
-    const __m512i zeta_3 = _mm512_set1_epi32(zetas_x2_0[6]);
-    const __m512i zetaqinv_3 = _mm512_set1_epi32(zetas_x2_0[7]);
-    const __m512i zeta_4 = _mm512_set1_epi32(zetas_x2_0[8]);
-    const __m512i zetaqinv_4 = _mm512_set1_epi32(zetas_x2_0[9]);
-    const __m512i zeta_5 = _mm512_set1_epi32(zetas_x2_0[10]);
-    const __m512i zetaqinv_5 = _mm512_set1_epi32(zetas_x2_0[11]);
-    const __m512i zeta_6 = _mm512_set1_epi32(zetas_x2_0[12]);
-    const __m512i zetaqinv_6 = _mm512_set1_epi32(zetas_x2_0[13]);
+    const __m512i zeta_3 = _mm512_load_si512((const __m512i *)&zetas_v_0[192]);
+    const __m512i zetaqinv_3 = _mm512_load_si512((const __m512i *)&zetas_v_0[224]);
+    const __m512i zeta_4 = _mm512_load_si512((const __m512i *)&zetas_v_0[256]);
+    const __m512i zetaqinv_4 = _mm512_load_si512((const __m512i *)&zetas_v_0[288]);
+    const __m512i zeta_5 = _mm512_load_si512((const __m512i *)&zetas_v_0[320]);
+    const __m512i zetaqinv_5 = _mm512_load_si512((const __m512i *)&zetas_v_0[352]);
+    const __m512i zeta_6 = _mm512_load_si512((const __m512i *)&zetas_v_0[384]);
+    const __m512i zetaqinv_6 = _mm512_load_si512((const __m512i *)&zetas_v_0[416]);
     const __m512i pin_3 = nttgen_kyber_r1_avx512_keep(x_6);
     const __m512i t_5 = nttgen_kyber_r1_avx512_montmul(pin_3, zeta_0, zetaqinv_0);
     const __m512i x_9 = _mm512_add_epi16(x_7, t_1);
@@ -1577,10 +1590,10 @@ void nttgen_kyber_r1_avx512_from_standard(int16_t a[256]) {
  */
 static NTTGEN_NOINLINE void nttgen_kyber_r1_avx512_mul_both(int16_t r[256], const int16_t a[256],
                                                             const int16_t b[256]) {
-    const int32_t *zetas_x2_0 = nttgen_kyber_r1_avx512_ntt_from_zetas_x2;
-    NTTGEN_GCC_OPAQUE(zetas_x2_0);
-    const int32_t *zetas_x2_1 = nttgen_kyber_r1_avx512_ntt_from_zetas_x2;
-    NTTGEN_GCC_OPAQUE(zetas_x2_1);
+    const int16_t *zetas_v_0 = nttgen_kyber_r1_avx512_ntt_from_zetas_v;
+    NTTGEN_GCC_OPAQUE(zetas_v_0);
+    const int16_t *zetas_v_1 = nttgen_kyber_r1_avx512_ntt_from_zetas_v;
+    NTTGEN_GCC_OPAQUE(zetas_v_1);
     const int16_t *const zetas_0 = nttgen_kyber_r1_avx512_ntt_from_zetas;
     const int16_t *const zetas_1 = nttgen_kyber_r1_avx512_ntt_from_zetas;
     const int16_t *const zetas_dit_0 = nttgen_kyber_r1_avx512_intt_zetas_dit;
@@ -1592,11 +1605,11 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_avx512_mul_both(int16_t r[256], cons
     // layers 0, 1, 2, 3, 4, 5, 6, 7: 8 register(s) per chunk
     // layers 0, 1, 2, 3, 4, 5, 6, 7: 8 register(s) per chunk
     // inverse layers 0, 1, 2, 3, 4, 5, 6, 7: 8 register(s) per chunk
-    const __m512i zeta_0 = _mm512_set1_epi32(zetas_x2_0[0]);
-    const __m512i zetaqinv_0 = _mm512_set1_epi32(zetas_x2_0[1]);
+    const __m512i zeta_0 = _mm512_load_si512((const __m512i *)&zetas_v_0[0]);
+    const __m512i zetaqinv_0 = _mm512_load_si512((const __m512i *)&zetas_v_0[32]);
     const __m512i x_0 = _mm512_loadu_si512((const __m512i *)&b[224]);
-    const __m512i zeta_1 = _mm512_set1_epi32(zetas_x2_1[0]);
-    const __m512i zetaqinv_1 = _mm512_set1_epi32(zetas_x2_1[1]);
+    const __m512i zeta_1 = _mm512_load_si512((const __m512i *)&zetas_v_1[0]);
+    const __m512i zetaqinv_1 = _mm512_load_si512((const __m512i *)&zetas_v_1[32]);
     const __m512i x_1 = _mm512_loadu_si512((const __m512i *)&a[224]);
     const __m512i pin_0 = nttgen_kyber_r1_avx512_keep(x_0);
     const __m512i t_0 = nttgen_kyber_r1_avx512_montmul(pin_0, zeta_0, zetaqinv_0);
@@ -1608,14 +1621,14 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_avx512_mul_both(int16_t r[256], cons
     const __m512i x_5 = _mm512_loadu_si512((const __m512i *)&a[192]);
     const __m512i x_6 = _mm512_loadu_si512((const __m512i *)&a[160]);
     const __m512i x_7 = _mm512_loadu_si512((const __m512i *)&a[96]);
-    const __m512i zeta_2 = _mm512_set1_epi32(zetas_x2_0[2]);
-    const __m512i zetaqinv_2 = _mm512_set1_epi32(zetas_x2_0[3]);
-    const __m512i zeta_3 = _mm512_set1_epi32(zetas_x2_0[4]);
-    const __m512i zetaqinv_3 = _mm512_set1_epi32(zetas_x2_0[5]);
-    const __m512i zeta_4 = _mm512_set1_epi32(zetas_x2_1[2]);
-    const __m512i zetaqinv_4 = _mm512_set1_epi32(zetas_x2_1[3]);
-    const __m512i zeta_5 = _mm512_set1_epi32(zetas_x2_1[4]);
-    const __m512i zetaqinv_5 = _mm512_set1_epi32(zetas_x2_1[5]);
+    const __m512i zeta_2 = _mm512_load_si512((const __m512i *)&zetas_v_0[64]);
+    const __m512i zetaqinv_2 = _mm512_load_si512((const __m512i *)&zetas_v_0[96]);
+    const __m512i zeta_3 = _mm512_load_si512((const __m512i *)&zetas_v_0[128]);
+    const __m512i zetaqinv_3 = _mm512_load_si512((const __m512i *)&zetas_v_0[160]);
+    const __m512i zeta_4 = _mm512_load_si512((const __m512i *)&zetas_v_1[64]);
+    const __m512i zetaqinv_4 = _mm512_load_si512((const __m512i *)&zetas_v_1[96]);
+    const __m512i zeta_5 = _mm512_load_si512((const __m512i *)&zetas_v_1[128]);
+    const __m512i zetaqinv_5 = _mm512_load_si512((const __m512i *)&zetas_v_1[160]);
     const __m512i pin_2 = nttgen_kyber_r1_avx512_keep(x_2);
     const __m512i t_2 = nttgen_kyber_r1_avx512_montmul(pin_2, zeta_0, zetaqinv_0);
     const __m512i pin_3 = nttgen_kyber_r1_avx512_keep(x_3);
@@ -1638,22 +1651,22 @@ static NTTGEN_NOINLINE void nttgen_kyber_r1_avx512_mul_both(int16_t r[256], cons
     const __m512i x_15 = _mm512_loadu_si512((const __m512i *)&a[128]);
     const __m512i x_16 = _mm512_loadu_si512((const __m512i *)&a[64]);
     const __m512i x_17 = _mm512_loadu_si512((const __m512i *)&a[32]);
-    const __m512i zeta_6 = _mm512_set1_epi32(zetas_x2_0[6]);
-    const __m512i zetaqinv_6 = _mm512_set1_epi32(zetas_x2_0[7]);
-    const __m512i zeta_7 = _mm512_set1_epi32(zetas_x2_0[8]);
-    const __m512i zetaqinv_7 = _mm512_set1_epi32(zetas_x2_0[9]);
-    const __m512i zeta_8 = _mm512_set1_epi32(zetas_x2_0[10]);
-    const __m512i zetaqinv_8 = _mm512_set1_epi32(zetas_x2_0[11]);
-    const __m512i zeta_9 = _mm512_set1_epi32(zetas_x2_0[12]);
-    const __m512i zetaqinv_9 = _mm512_set1_epi32(zetas_x2_0[13]);
-    const __m512i zeta_10 = _mm512_set1_epi32(zetas_x2_1[6]);
-    const __m512i zetaqinv_10 = _mm512_set1_epi32(zetas_x2_1[7]);
-    const __m512i zeta_11 = _mm512_set1_epi32(zetas_x2_1[8]);
-    const __m512i zetaqinv_11 = _mm512_set1_epi32(zetas_x2_1[9]);
-    const __m512i zeta_12 = _mm512_set1_epi32(zetas_x2_1[10]);
-    const __m512i zetaqinv_12 = _mm512_set1_epi32(zetas_x2_1[11]);
-    const __m512i zeta_13 = _mm512_set1_epi32(zetas_x2_1[12]);
-    const __m512i zetaqinv_13 = _mm512_set1_epi32(zetas_x2_1[13]);
+    const __m512i zeta_6 = _mm512_load_si512((const __m512i *)&zetas_v_0[192]);
+    const __m512i zetaqinv_6 = _mm512_load_si512((const __m512i *)&zetas_v_0[224]);
+    const __m512i zeta_7 = _mm512_load_si512((const __m512i *)&zetas_v_0[256]);
+    const __m512i zetaqinv_7 = _mm512_load_si512((const __m512i *)&zetas_v_0[288]);
+    const __m512i zeta_8 = _mm512_load_si512((const __m512i *)&zetas_v_0[320]);
+    const __m512i zetaqinv_8 = _mm512_load_si512((const __m512i *)&zetas_v_0[352]);
+    const __m512i zeta_9 = _mm512_load_si512((const __m512i *)&zetas_v_0[384]);
+    const __m512i zetaqinv_9 = _mm512_load_si512((const __m512i *)&zetas_v_0[416]);
+    const __m512i zeta_10 = _mm512_load_si512((const __m512i *)&zetas_v_1[192]);
+    const __m512i zetaqinv_10 = _mm512_load_si512((const __m512i *)&zetas_v_1[224]);
+    const __m512i zeta_11 = _mm512_load_si512((const __m512i *)&zetas_v_1[256]);
+    const __m512i zetaqinv_11 = _mm512_load_si512((const __m512i *)&zetas_v_1[288]);
+    const __m512i zeta_12 = _mm512_load_si512((const __m512i *)&zetas_v_1[320]);
+    const __m512i zetaqinv_12 = _mm512_load_si512((const __m512i *)&zetas_v_1[352]);
+    const __m512i zeta_13 = _mm512_load_si512((const __m512i *)&zetas_v_1[384]);
+    const __m512i zetaqinv_13 = _mm512_load_si512((const __m512i *)&zetas_v_1[416]);
     const __m512i pin_6 = nttgen_kyber_r1_avx512_keep(x_12);
     const __m512i t_10 = nttgen_kyber_r1_avx512_montmul(pin_6, zeta_0, zetaqinv_0);
     const __m512i x_18 = _mm512_add_epi16(x_13, t_2);

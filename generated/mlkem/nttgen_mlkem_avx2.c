@@ -304,12 +304,40 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_avx2_ntt_from_zetas[768] = {
 
 // twiddles zeta_k = r^brv(k), Montgomery form, pairs (z, z*q^-1 mod beta), in consumption order: as
 //  lane vectors, or as one pair where all lanes share it (twiddles equal to 1 are not stored) (each
-//  entry in both halves of a word, for broadcasts of a word)
+//  entry over a whole vector, for loads of a vector)
 // clang-format off
-NTTGEN_ALIGN(64) static const int32_t nttgen_mlkem_avx2_ntt_from_zetas_x2[30] = {
+NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_avx2_ntt_from_zetas_v[480] = {
     // pass 0: layer(s) 0
-    -49611510, 2064284426, -23462247, 966343065, -99354093, 51577619, 97846741, 886387925, 18809119, 1847553567, 93193614, -812724338, 13238474, -1094009142, -11141291, -1370116523,
-    63046594, 700590530, 103351849, -248909527, -96536002, -734079938, 40764014, 1819176046, -78709938, 88999246, 11927734, -1028209994, 96208316, 2042395068,
+    -758, -758, -758, -758, -758, -758, -758, -758, -758, -758, -758, -758, -758, -758, -758, -758,
+    31498, 31498, 31498, 31498, 31498, 31498, 31498, 31498, 31498, 31498, 31498, 31498, 31498, 31498, 31498, 31498,
+    -359, -359, -359, -359, -359, -359, -359, -359, -359, -359, -359, -359, -359, -359, -359, -359,
+    14745, 14745, 14745, 14745, 14745, 14745, 14745, 14745, 14745, 14745, 14745, 14745, 14745, 14745, 14745, 14745,
+    -1517, -1517, -1517, -1517, -1517, -1517, -1517, -1517, -1517, -1517, -1517, -1517, -1517, -1517, -1517, -1517,
+    787, 787, 787, 787, 787, 787, 787, 787, 787, 787, 787, 787, 787, 787, 787, 787,
+    1493, 1493, 1493, 1493, 1493, 1493, 1493, 1493, 1493, 1493, 1493, 1493, 1493, 1493, 1493, 1493,
+    13525, 13525, 13525, 13525, 13525, 13525, 13525, 13525, 13525, 13525, 13525, 13525, 13525, 13525, 13525, 13525,
+    287, 287, 287, 287, 287, 287, 287, 287, 287, 287, 287, 287, 287, 287, 287, 287,
+    28191, 28191, 28191, 28191, 28191, 28191, 28191, 28191, 28191, 28191, 28191, 28191, 28191, 28191, 28191, 28191,
+    1422, 1422, 1422, 1422, 1422, 1422, 1422, 1422, 1422, 1422, 1422, 1422, 1422, 1422, 1422, 1422,
+    -12402, -12402, -12402, -12402, -12402, -12402, -12402, -12402, -12402, -12402, -12402, -12402, -12402, -12402, -12402, -12402,
+    202, 202, 202, 202, 202, 202, 202, 202, 202, 202, 202, 202, 202, 202, 202, 202,
+    -16694, -16694, -16694, -16694, -16694, -16694, -16694, -16694, -16694, -16694, -16694, -16694, -16694, -16694, -16694, -16694,
+    -171, -171, -171, -171, -171, -171, -171, -171, -171, -171, -171, -171, -171, -171, -171, -171,
+    -20907, -20907, -20907, -20907, -20907, -20907, -20907, -20907, -20907, -20907, -20907, -20907, -20907, -20907, -20907, -20907,
+    962, 962, 962, 962, 962, 962, 962, 962, 962, 962, 962, 962, 962, 962, 962, 962,
+    10690, 10690, 10690, 10690, 10690, 10690, 10690, 10690, 10690, 10690, 10690, 10690, 10690, 10690, 10690, 10690,
+    1577, 1577, 1577, 1577, 1577, 1577, 1577, 1577, 1577, 1577, 1577, 1577, 1577, 1577, 1577, 1577,
+    -3799, -3799, -3799, -3799, -3799, -3799, -3799, -3799, -3799, -3799, -3799, -3799, -3799, -3799, -3799, -3799,
+    -1474, -1474, -1474, -1474, -1474, -1474, -1474, -1474, -1474, -1474, -1474, -1474, -1474, -1474, -1474, -1474,
+    -11202, -11202, -11202, -11202, -11202, -11202, -11202, -11202, -11202, -11202, -11202, -11202, -11202, -11202, -11202, -11202,
+    622, 622, 622, 622, 622, 622, 622, 622, 622, 622, 622, 622, 622, 622, 622, 622,
+    27758, 27758, 27758, 27758, 27758, 27758, 27758, 27758, 27758, 27758, 27758, 27758, 27758, 27758, 27758, 27758,
+    -1202, -1202, -1202, -1202, -1202, -1202, -1202, -1202, -1202, -1202, -1202, -1202, -1202, -1202, -1202, -1202,
+    1358, 1358, 1358, 1358, 1358, 1358, 1358, 1358, 1358, 1358, 1358, 1358, 1358, 1358, 1358, 1358,
+    182, 182, 182, 182, 182, 182, 182, 182, 182, 182, 182, 182, 182, 182, 182, 182,
+    -15690, -15690, -15690, -15690, -15690, -15690, -15690, -15690, -15690, -15690, -15690, -15690, -15690, -15690, -15690, -15690,
+    1468, 1468, 1468, 1468, 1468, 1468, 1468, 1468, 1468, 1468, 1468, 1468, 1468, 1468, 1468, 1468,
+    31164, 31164, 31164, 31164, 31164, 31164, 31164, 31164, 31164, 31164, 31164, 31164, 31164, 31164, 31164, 31164,
 };
 // clang-format on
 
@@ -452,15 +480,15 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_avx2_mul_core_gammas_fused[25
  * Ops per call: load 110, store 32, add 56, sub 56, montmul 56, shuffle 24, zip 8
  */
 static NTTGEN_NOINLINE void nttgen_mlkem_avx2_ntt_from(int16_t r[256], const int16_t a[256]) {
-    const int32_t *zetas_x2_0 = nttgen_mlkem_avx2_ntt_from_zetas_x2;
-    NTTGEN_GCC_OPAQUE(zetas_x2_0);
+    const int16_t *zetas_v_0 = nttgen_mlkem_avx2_ntt_from_zetas_v;
+    NTTGEN_GCC_OPAQUE(zetas_v_0);
     const int16_t *const zetas_0 = nttgen_mlkem_avx2_ntt_from_zetas;
 #ifdef NTTGEN_DEBUG
     nttgen_mlkem_avx2_assert_range(a, 256, -3328, 3328);
 #endif
     // layers 0: 8 register(s) per chunk
-    const __m256i zeta_0 = _mm256_set1_epi32(zetas_x2_0[0]);
-    const __m256i zetaqinv_0 = _mm256_set1_epi32(zetas_x2_0[1]);
+    const __m256i zeta_0 = _mm256_load_si256((const __m256i *)&zetas_v_0[0]);
+    const __m256i zetaqinv_0 = _mm256_load_si256((const __m256i *)&zetas_v_0[16]);
     const __m256i x_0 = _mm256_loadu_si256((const __m256i *)&a[128]);
     const __m256i x_1 = _mm256_loadu_si256((const __m256i *)&a[192]);
     const __m256i x_2 = _mm256_loadu_si256((const __m256i *)&a[160]);
@@ -526,10 +554,10 @@ static NTTGEN_NOINLINE void nttgen_mlkem_avx2_ntt_from(int16_t r[256], const int
     _mm256_storeu_si256((__m256i *)&r[112], x_30);
     _mm256_storeu_si256((__m256i *)&r[240], x_31);
     // layers 1, 2, 3, 4, 5, 6: 16 register(s) per chunk
-    const __m256i zeta_1 = _mm256_set1_epi32(zetas_x2_0[2]);
-    const __m256i zetaqinv_1 = _mm256_set1_epi32(zetas_x2_0[3]);
-    const __m256i zeta_2 = _mm256_set1_epi32(zetas_x2_0[4]);
-    const __m256i zetaqinv_2 = _mm256_set1_epi32(zetas_x2_0[5]);
+    const __m256i zeta_1 = _mm256_load_si256((const __m256i *)&zetas_v_0[32]);
+    const __m256i zetaqinv_1 = _mm256_load_si256((const __m256i *)&zetas_v_0[48]);
+    const __m256i zeta_2 = _mm256_load_si256((const __m256i *)&zetas_v_0[64]);
+    const __m256i zetaqinv_2 = _mm256_load_si256((const __m256i *)&zetas_v_0[80]);
     const __m256i x_32 = _mm256_loadu_si256((const __m256i *)&r[112]);
     const __m256i x_33 = _mm256_loadu_si256((const __m256i *)&r[240]);
     const __m256i pin_8 = nttgen_mlkem_avx2_keep(x_32);
@@ -542,14 +570,14 @@ static NTTGEN_NOINLINE void nttgen_mlkem_avx2_ntt_from(int16_t r[256], const int
     const __m256i x_37 = _mm256_loadu_si256((const __m256i *)&r[208]);
     const __m256i x_38 = _mm256_loadu_si256((const __m256i *)&r[48]);
     const __m256i x_39 = _mm256_loadu_si256((const __m256i *)&r[176]);
-    const __m256i zeta_3 = _mm256_set1_epi32(zetas_x2_0[6]);
-    const __m256i zetaqinv_3 = _mm256_set1_epi32(zetas_x2_0[7]);
-    const __m256i zeta_4 = _mm256_set1_epi32(zetas_x2_0[8]);
-    const __m256i zetaqinv_4 = _mm256_set1_epi32(zetas_x2_0[9]);
-    const __m256i zeta_5 = _mm256_set1_epi32(zetas_x2_0[10]);
-    const __m256i zetaqinv_5 = _mm256_set1_epi32(zetas_x2_0[11]);
-    const __m256i zeta_6 = _mm256_set1_epi32(zetas_x2_0[12]);
-    const __m256i zetaqinv_6 = _mm256_set1_epi32(zetas_x2_0[13]);
+    const __m256i zeta_3 = _mm256_load_si256((const __m256i *)&zetas_v_0[96]);
+    const __m256i zetaqinv_3 = _mm256_load_si256((const __m256i *)&zetas_v_0[112]);
+    const __m256i zeta_4 = _mm256_load_si256((const __m256i *)&zetas_v_0[128]);
+    const __m256i zetaqinv_4 = _mm256_load_si256((const __m256i *)&zetas_v_0[144]);
+    const __m256i zeta_5 = _mm256_load_si256((const __m256i *)&zetas_v_0[160]);
+    const __m256i zetaqinv_5 = _mm256_load_si256((const __m256i *)&zetas_v_0[176]);
+    const __m256i zeta_6 = _mm256_load_si256((const __m256i *)&zetas_v_0[192]);
+    const __m256i zetaqinv_6 = _mm256_load_si256((const __m256i *)&zetas_v_0[208]);
     const __m256i pin_10 = nttgen_mlkem_avx2_keep(x_34);
     const __m256i t_10 = nttgen_mlkem_avx2_montmul(pin_10, zeta_1, zetaqinv_1);
     const __m256i pin_11 = nttgen_mlkem_avx2_keep(x_35);
@@ -570,24 +598,24 @@ static NTTGEN_NOINLINE void nttgen_mlkem_avx2_ntt_from(int16_t r[256], const int
     const __m256i x_45 = _mm256_loadu_si256((const __m256i *)&r[192]);
     const __m256i x_46 = _mm256_loadu_si256((const __m256i *)&r[32]);
     const __m256i x_47 = _mm256_loadu_si256((const __m256i *)&r[160]);
-    const __m256i zeta_7 = _mm256_set1_epi32(zetas_x2_0[14]);
-    const __m256i zetaqinv_7 = _mm256_set1_epi32(zetas_x2_0[15]);
-    const __m256i zeta_8 = _mm256_set1_epi32(zetas_x2_0[16]);
-    const __m256i zetaqinv_8 = _mm256_set1_epi32(zetas_x2_0[17]);
-    const __m256i zeta_9 = _mm256_set1_epi32(zetas_x2_0[18]);
-    const __m256i zetaqinv_9 = _mm256_set1_epi32(zetas_x2_0[19]);
-    const __m256i zeta_10 = _mm256_set1_epi32(zetas_x2_0[20]);
-    const __m256i zetaqinv_10 = _mm256_set1_epi32(zetas_x2_0[21]);
-    const __m256i zeta_11 = _mm256_set1_epi32(zetas_x2_0[22]);
-    const __m256i zetaqinv_11 = _mm256_set1_epi32(zetas_x2_0[23]);
-    const __m256i zeta_12 = _mm256_set1_epi32(zetas_x2_0[24]);
-    const __m256i zetaqinv_12 = _mm256_set1_epi32(zetas_x2_0[25]);
-    const __m256i zeta_13 = _mm256_set1_epi32(zetas_x2_0[26]);
-    const __m256i zetaqinv_13 = _mm256_set1_epi32(zetas_x2_0[27]);
+    const __m256i zeta_7 = _mm256_load_si256((const __m256i *)&zetas_v_0[224]);
+    const __m256i zetaqinv_7 = _mm256_load_si256((const __m256i *)&zetas_v_0[240]);
+    const __m256i zeta_8 = _mm256_load_si256((const __m256i *)&zetas_v_0[256]);
+    const __m256i zetaqinv_8 = _mm256_load_si256((const __m256i *)&zetas_v_0[272]);
+    const __m256i zeta_9 = _mm256_load_si256((const __m256i *)&zetas_v_0[288]);
+    const __m256i zetaqinv_9 = _mm256_load_si256((const __m256i *)&zetas_v_0[304]);
+    const __m256i zeta_10 = _mm256_load_si256((const __m256i *)&zetas_v_0[320]);
+    const __m256i zetaqinv_10 = _mm256_load_si256((const __m256i *)&zetas_v_0[336]);
+    const __m256i zeta_11 = _mm256_load_si256((const __m256i *)&zetas_v_0[352]);
+    const __m256i zetaqinv_11 = _mm256_load_si256((const __m256i *)&zetas_v_0[368]);
+    const __m256i zeta_12 = _mm256_load_si256((const __m256i *)&zetas_v_0[384]);
+    const __m256i zetaqinv_12 = _mm256_load_si256((const __m256i *)&zetas_v_0[400]);
+    const __m256i zeta_13 = _mm256_load_si256((const __m256i *)&zetas_v_0[416]);
+    const __m256i zetaqinv_13 = _mm256_load_si256((const __m256i *)&zetas_v_0[432]);
     goto part_1;
 part_1:;
-    const __m256i zeta_14 = _mm256_set1_epi32(zetas_x2_0[28]);
-    const __m256i zetaqinv_14 = _mm256_set1_epi32(zetas_x2_0[29]);
+    const __m256i zeta_14 = _mm256_load_si256((const __m256i *)&zetas_v_0[448]);
+    const __m256i zetaqinv_14 = _mm256_load_si256((const __m256i *)&zetas_v_0[464]);
     const __m256i pin_14 = nttgen_mlkem_avx2_keep(x_44);
     const __m256i t_18 = nttgen_mlkem_avx2_montmul(pin_14, zeta_1, zetaqinv_1);
     const __m256i pin_15 = nttgen_mlkem_avx2_keep(x_45);
@@ -2094,8 +2122,8 @@ void nttgen_mlkem_avx2_from_standard(int16_t a[256]) {
  *   cond_add_q 16, shuffle 48, zip 16, const 8
  */
 static NTTGEN_NOINLINE void nttgen_mlkem_avx2_mul_core(int16_t r[256], const int16_t b[256]) {
-    const int32_t *zetas_x2_0 = nttgen_mlkem_avx2_ntt_from_zetas_x2;
-    NTTGEN_GCC_OPAQUE(zetas_x2_0);
+    const int16_t *zetas_v_0 = nttgen_mlkem_avx2_ntt_from_zetas_v;
+    NTTGEN_GCC_OPAQUE(zetas_v_0);
     const int16_t *const zetas_0 = nttgen_mlkem_avx2_ntt_from_zetas;
     const int16_t *const gammas_fused_0 = nttgen_mlkem_avx2_mul_core_gammas_fused;
     const int16_t *const zetas_dit_0 = nttgen_mlkem_avx2_intt_zetas_dit;
@@ -2106,8 +2134,8 @@ static NTTGEN_NOINLINE void nttgen_mlkem_avx2_mul_core(int16_t r[256], const int
 #endif
     // layers 0, 1, 2, 3, 4, 5, 6: 16 register(s) per chunk
     // inverse layers 0, 1, 2, 3, 4, 5, 6: 16 register(s) per chunk
-    const __m256i zeta_0 = _mm256_set1_epi32(zetas_x2_0[0]);
-    const __m256i zetaqinv_0 = _mm256_set1_epi32(zetas_x2_0[1]);
+    const __m256i zeta_0 = _mm256_load_si256((const __m256i *)&zetas_v_0[0]);
+    const __m256i zetaqinv_0 = _mm256_load_si256((const __m256i *)&zetas_v_0[16]);
     const __m256i x_0 = _mm256_loadu_si256((const __m256i *)&b[240]);
     const __m256i pin_0 = nttgen_mlkem_avx2_keep(x_0);
     const __m256i t_0 = nttgen_mlkem_avx2_montmul(pin_0, zeta_0, zetaqinv_0);
@@ -2115,10 +2143,10 @@ static NTTGEN_NOINLINE void nttgen_mlkem_avx2_mul_core(int16_t r[256], const int
     const __m256i x_2 = _mm256_loadu_si256((const __m256i *)&b[208]);
     const __m256i x_3 = _mm256_loadu_si256((const __m256i *)&b[176]);
     const __m256i x_4 = _mm256_loadu_si256((const __m256i *)&b[112]);
-    const __m256i zeta_1 = _mm256_set1_epi32(zetas_x2_0[2]);
-    const __m256i zetaqinv_1 = _mm256_set1_epi32(zetas_x2_0[3]);
-    const __m256i zeta_2 = _mm256_set1_epi32(zetas_x2_0[4]);
-    const __m256i zetaqinv_2 = _mm256_set1_epi32(zetas_x2_0[5]);
+    const __m256i zeta_1 = _mm256_load_si256((const __m256i *)&zetas_v_0[32]);
+    const __m256i zetaqinv_1 = _mm256_load_si256((const __m256i *)&zetas_v_0[48]);
+    const __m256i zeta_2 = _mm256_load_si256((const __m256i *)&zetas_v_0[64]);
+    const __m256i zetaqinv_2 = _mm256_load_si256((const __m256i *)&zetas_v_0[80]);
     const __m256i pin_1 = nttgen_mlkem_avx2_keep(x_1);
     const __m256i t_1 = nttgen_mlkem_avx2_montmul(pin_1, zeta_0, zetaqinv_0);
     const __m256i pin_2 = nttgen_mlkem_avx2_keep(x_2);
@@ -2135,14 +2163,14 @@ static NTTGEN_NOINLINE void nttgen_mlkem_avx2_mul_core(int16_t r[256], const int
     const __m256i x_10 = _mm256_loadu_si256((const __m256i *)&b[144]);
     const __m256i x_11 = _mm256_loadu_si256((const __m256i *)&b[80]);
     const __m256i x_12 = _mm256_loadu_si256((const __m256i *)&b[48]);
-    const __m256i zeta_3 = _mm256_set1_epi32(zetas_x2_0[6]);
-    const __m256i zetaqinv_3 = _mm256_set1_epi32(zetas_x2_0[7]);
-    const __m256i zeta_4 = _mm256_set1_epi32(zetas_x2_0[8]);
-    const __m256i zetaqinv_4 = _mm256_set1_epi32(zetas_x2_0[9]);
-    const __m256i zeta_5 = _mm256_set1_epi32(zetas_x2_0[10]);
-    const __m256i zetaqinv_5 = _mm256_set1_epi32(zetas_x2_0[11]);
-    const __m256i zeta_6 = _mm256_set1_epi32(zetas_x2_0[12]);
-    const __m256i zetaqinv_6 = _mm256_set1_epi32(zetas_x2_0[13]);
+    const __m256i zeta_3 = _mm256_load_si256((const __m256i *)&zetas_v_0[96]);
+    const __m256i zetaqinv_3 = _mm256_load_si256((const __m256i *)&zetas_v_0[112]);
+    const __m256i zeta_4 = _mm256_load_si256((const __m256i *)&zetas_v_0[128]);
+    const __m256i zetaqinv_4 = _mm256_load_si256((const __m256i *)&zetas_v_0[144]);
+    const __m256i zeta_5 = _mm256_load_si256((const __m256i *)&zetas_v_0[160]);
+    const __m256i zetaqinv_5 = _mm256_load_si256((const __m256i *)&zetas_v_0[176]);
+    const __m256i zeta_6 = _mm256_load_si256((const __m256i *)&zetas_v_0[192]);
+    const __m256i zetaqinv_6 = _mm256_load_si256((const __m256i *)&zetas_v_0[208]);
     const __m256i pin_4 = nttgen_mlkem_avx2_keep(x_7);
     const __m256i t_6 = nttgen_mlkem_avx2_montmul(pin_4, zeta_0, zetaqinv_0);
     const __m256i pin_5 = nttgen_mlkem_avx2_keep(x_8);
@@ -2168,22 +2196,22 @@ static NTTGEN_NOINLINE void nttgen_mlkem_avx2_mul_core(int16_t r[256], const int
     const __m256i t_15 = nttgen_mlkem_avx2_montmul(x_20, zeta_5, zetaqinv_5);
     const __m256i t_16 = nttgen_mlkem_avx2_montmul(x_22, zeta_6, zetaqinv_6);
     const __m256i x_23 = _mm256_loadu_si256((const __m256i *)&b[128]);
-    const __m256i zeta_7 = _mm256_set1_epi32(zetas_x2_0[14]);
-    const __m256i zetaqinv_7 = _mm256_set1_epi32(zetas_x2_0[15]);
-    const __m256i zeta_8 = _mm256_set1_epi32(zetas_x2_0[16]);
-    const __m256i zetaqinv_8 = _mm256_set1_epi32(zetas_x2_0[17]);
-    const __m256i zeta_9 = _mm256_set1_epi32(zetas_x2_0[18]);
-    const __m256i zetaqinv_9 = _mm256_set1_epi32(zetas_x2_0[19]);
-    const __m256i zeta_10 = _mm256_set1_epi32(zetas_x2_0[20]);
-    const __m256i zetaqinv_10 = _mm256_set1_epi32(zetas_x2_0[21]);
-    const __m256i zeta_11 = _mm256_set1_epi32(zetas_x2_0[22]);
-    const __m256i zetaqinv_11 = _mm256_set1_epi32(zetas_x2_0[23]);
-    const __m256i zeta_12 = _mm256_set1_epi32(zetas_x2_0[24]);
-    const __m256i zetaqinv_12 = _mm256_set1_epi32(zetas_x2_0[25]);
-    const __m256i zeta_13 = _mm256_set1_epi32(zetas_x2_0[26]);
-    const __m256i zetaqinv_13 = _mm256_set1_epi32(zetas_x2_0[27]);
-    const __m256i zeta_14 = _mm256_set1_epi32(zetas_x2_0[28]);
-    const __m256i zetaqinv_14 = _mm256_set1_epi32(zetas_x2_0[29]);
+    const __m256i zeta_7 = _mm256_load_si256((const __m256i *)&zetas_v_0[224]);
+    const __m256i zetaqinv_7 = _mm256_load_si256((const __m256i *)&zetas_v_0[240]);
+    const __m256i zeta_8 = _mm256_load_si256((const __m256i *)&zetas_v_0[256]);
+    const __m256i zetaqinv_8 = _mm256_load_si256((const __m256i *)&zetas_v_0[272]);
+    const __m256i zeta_9 = _mm256_load_si256((const __m256i *)&zetas_v_0[288]);
+    const __m256i zetaqinv_9 = _mm256_load_si256((const __m256i *)&zetas_v_0[304]);
+    const __m256i zeta_10 = _mm256_load_si256((const __m256i *)&zetas_v_0[320]);
+    const __m256i zetaqinv_10 = _mm256_load_si256((const __m256i *)&zetas_v_0[336]);
+    const __m256i zeta_11 = _mm256_load_si256((const __m256i *)&zetas_v_0[352]);
+    const __m256i zetaqinv_11 = _mm256_load_si256((const __m256i *)&zetas_v_0[368]);
+    const __m256i zeta_12 = _mm256_load_si256((const __m256i *)&zetas_v_0[384]);
+    const __m256i zetaqinv_12 = _mm256_load_si256((const __m256i *)&zetas_v_0[400]);
+    const __m256i zeta_13 = _mm256_load_si256((const __m256i *)&zetas_v_0[416]);
+    const __m256i zetaqinv_13 = _mm256_load_si256((const __m256i *)&zetas_v_0[432]);
+    const __m256i zeta_14 = _mm256_load_si256((const __m256i *)&zetas_v_0[448]);
+    const __m256i zetaqinv_14 = _mm256_load_si256((const __m256i *)&zetas_v_0[464]);
     const __m256i pin_7 = nttgen_mlkem_avx2_keep(x_23);
     const __m256i t_17 = nttgen_mlkem_avx2_montmul(pin_7, zeta_0, zetaqinv_0);
     const __m256i zeta_15 = _mm256_load_si256((const __m256i *)&zetas_0[0]);

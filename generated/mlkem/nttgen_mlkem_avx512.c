@@ -311,10 +311,23 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_avx512_ntt_from_zetas[1024] =
 
 // twiddles zeta_k = r^brv(k), Montgomery form, pairs (z, z*q^-1 mod beta), in consumption order: as
 //  lane vectors, or as one pair where all lanes share it (twiddles equal to 1 are not stored) (each
-//  entry in both halves of a word, for broadcasts of a word)
+//  entry over a whole vector, for loads of a vector)
 // clang-format off
-NTTGEN_ALIGN(64) static const int32_t nttgen_mlkem_avx512_ntt_from_zetas_x2[14] = {
-    -49611510, 2064284426, -23462247, 966343065, -99354093, 51577619, 97846741, 886387925, 18809119, 1847553567, 93193614, -812724338, 13238474, -1094009142,
+NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_avx512_ntt_from_zetas_v[448] = {
+    -758, -758, -758, -758, -758, -758, -758, -758, -758, -758, -758, -758, -758, -758, -758, -758, -758, -758, -758, -758, -758, -758, -758, -758, -758, -758, -758, -758, -758, -758, -758, -758,
+    31498, 31498, 31498, 31498, 31498, 31498, 31498, 31498, 31498, 31498, 31498, 31498, 31498, 31498, 31498, 31498, 31498, 31498, 31498, 31498, 31498, 31498, 31498, 31498, 31498, 31498, 31498, 31498, 31498, 31498, 31498, 31498,
+    -359, -359, -359, -359, -359, -359, -359, -359, -359, -359, -359, -359, -359, -359, -359, -359, -359, -359, -359, -359, -359, -359, -359, -359, -359, -359, -359, -359, -359, -359, -359, -359,
+    14745, 14745, 14745, 14745, 14745, 14745, 14745, 14745, 14745, 14745, 14745, 14745, 14745, 14745, 14745, 14745, 14745, 14745, 14745, 14745, 14745, 14745, 14745, 14745, 14745, 14745, 14745, 14745, 14745, 14745, 14745, 14745,
+    -1517, -1517, -1517, -1517, -1517, -1517, -1517, -1517, -1517, -1517, -1517, -1517, -1517, -1517, -1517, -1517, -1517, -1517, -1517, -1517, -1517, -1517, -1517, -1517, -1517, -1517, -1517, -1517, -1517, -1517, -1517, -1517,
+    787, 787, 787, 787, 787, 787, 787, 787, 787, 787, 787, 787, 787, 787, 787, 787, 787, 787, 787, 787, 787, 787, 787, 787, 787, 787, 787, 787, 787, 787, 787, 787,
+    1493, 1493, 1493, 1493, 1493, 1493, 1493, 1493, 1493, 1493, 1493, 1493, 1493, 1493, 1493, 1493, 1493, 1493, 1493, 1493, 1493, 1493, 1493, 1493, 1493, 1493, 1493, 1493, 1493, 1493, 1493, 1493,
+    13525, 13525, 13525, 13525, 13525, 13525, 13525, 13525, 13525, 13525, 13525, 13525, 13525, 13525, 13525, 13525, 13525, 13525, 13525, 13525, 13525, 13525, 13525, 13525, 13525, 13525, 13525, 13525, 13525, 13525, 13525, 13525,
+    287, 287, 287, 287, 287, 287, 287, 287, 287, 287, 287, 287, 287, 287, 287, 287, 287, 287, 287, 287, 287, 287, 287, 287, 287, 287, 287, 287, 287, 287, 287, 287,
+    28191, 28191, 28191, 28191, 28191, 28191, 28191, 28191, 28191, 28191, 28191, 28191, 28191, 28191, 28191, 28191, 28191, 28191, 28191, 28191, 28191, 28191, 28191, 28191, 28191, 28191, 28191, 28191, 28191, 28191, 28191, 28191,
+    1422, 1422, 1422, 1422, 1422, 1422, 1422, 1422, 1422, 1422, 1422, 1422, 1422, 1422, 1422, 1422, 1422, 1422, 1422, 1422, 1422, 1422, 1422, 1422, 1422, 1422, 1422, 1422, 1422, 1422, 1422, 1422,
+    -12402, -12402, -12402, -12402, -12402, -12402, -12402, -12402, -12402, -12402, -12402, -12402, -12402, -12402, -12402, -12402, -12402, -12402, -12402, -12402, -12402, -12402, -12402, -12402, -12402, -12402, -12402, -12402, -12402, -12402, -12402, -12402,
+    202, 202, 202, 202, 202, 202, 202, 202, 202, 202, 202, 202, 202, 202, 202, 202, 202, 202, 202, 202, 202, 202, 202, 202, 202, 202, 202, 202, 202, 202, 202, 202,
+    -16694, -16694, -16694, -16694, -16694, -16694, -16694, -16694, -16694, -16694, -16694, -16694, -16694, -16694, -16694, -16694, -16694, -16694, -16694, -16694, -16694, -16694, -16694, -16694, -16694, -16694, -16694, -16694, -16694, -16694, -16694, -16694,
 };
 // clang-format on
 
@@ -410,25 +423,25 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_mlkem_avx512_mul_both_gammas_fused[
  * Ops per call: load 54, store 8, add 28, sub 28, montmul 28, shuffle 16, zip 4
  */
 static NTTGEN_NOINLINE void nttgen_mlkem_avx512_ntt_from(int16_t r[256], const int16_t a[256]) {
-    const int32_t *zetas_x2_0 = nttgen_mlkem_avx512_ntt_from_zetas_x2;
-    NTTGEN_GCC_OPAQUE(zetas_x2_0);
+    const int16_t *zetas_v_0 = nttgen_mlkem_avx512_ntt_from_zetas_v;
+    NTTGEN_GCC_OPAQUE(zetas_v_0);
     const int16_t *const zetas_0 = nttgen_mlkem_avx512_ntt_from_zetas;
 #ifdef NTTGEN_DEBUG
     nttgen_mlkem_avx512_assert_range(a, 256, -3328, 3328);
 #endif
     // layers 0, 1, 2, 3, 4, 5, 6: 8 register(s) per chunk
-    const __m512i zeta_0 = _mm512_set1_epi32(zetas_x2_0[0]);
-    const __m512i zetaqinv_0 = _mm512_set1_epi32(zetas_x2_0[1]);
+    const __m512i zeta_0 = _mm512_load_si512((const __m512i *)&zetas_v_0[0]);
+    const __m512i zetaqinv_0 = _mm512_load_si512((const __m512i *)&zetas_v_0[32]);
     const __m512i x_0 = _mm512_loadu_si512((const __m512i *)&a[224]);
     const __m512i pin_0 = nttgen_mlkem_avx512_keep(x_0);
     const __m512i t_0 = nttgen_mlkem_avx512_montmul(pin_0, zeta_0, zetaqinv_0);
     const __m512i x_1 = _mm512_loadu_si512((const __m512i *)&a[192]);
     const __m512i x_2 = _mm512_loadu_si512((const __m512i *)&a[160]);
     const __m512i x_3 = _mm512_loadu_si512((const __m512i *)&a[96]);
-    const __m512i zeta_1 = _mm512_set1_epi32(zetas_x2_0[2]);
-    const __m512i zetaqinv_1 = _mm512_set1_epi32(zetas_x2_0[3]);
-    const __m512i zeta_2 = _mm512_set1_epi32(zetas_x2_0[4]);
-    const __m512i zetaqinv_2 = _mm512_set1_epi32(zetas_x2_0[5]);
+    const __m512i zeta_1 = _mm512_load_si512((const __m512i *)&zetas_v_0[64]);
+    const __m512i zetaqinv_1 = _mm512_load_si512((const __m512i *)&zetas_v_0[96]);
+    const __m512i zeta_2 = _mm512_load_si512((const __m512i *)&zetas_v_0[128]);
+    const __m512i zetaqinv_2 = _mm512_load_si512((const __m512i *)&zetas_v_0[160]);
     const __m512i pin_1 = nttgen_mlkem_avx512_keep(x_1);
     const __m512i t_1 = nttgen_mlkem_avx512_montmul(pin_1, zeta_0, zetaqinv_0);
     const __m512i pin_2 = nttgen_mlkem_avx512_keep(x_2);
@@ -440,14 +453,14 @@ static NTTGEN_NOINLINE void nttgen_mlkem_avx512_ntt_from(int16_t r[256], const i
     const __m512i x_6 = _mm512_loadu_si512((const __m512i *)&a[128]);
     const __m512i x_7 = _mm512_loadu_si512((const __m512i *)&a[64]);
     const __m512i x_8 = _mm512_loadu_si512((const __m512i *)&a[32]);
-    const __m512i zeta_3 = _mm512_set1_epi32(zetas_x2_0[6]);
-    const __m512i zetaqinv_3 = _mm512_set1_epi32(zetas_x2_0[7]);
-    const __m512i zeta_4 = _mm512_set1_epi32(zetas_x2_0[8]);
-    const __m512i zetaqinv_4 = _mm512_set1_epi32(zetas_x2_0[9]);
-    const __m512i zeta_5 = _mm512_set1_epi32(zetas_x2_0[10]);
-    const __m512i zetaqinv_5 = _mm512_set1_epi32(zetas_x2_0[11]);
-    const __m512i zeta_6 = _mm512_set1_epi32(zetas_x2_0[12]);
-    const __m512i zetaqinv_6 = _mm512_set1_epi32(zetas_x2_0[13]);
+    const __m512i zeta_3 = _mm512_load_si512((const __m512i *)&zetas_v_0[192]);
+    const __m512i zetaqinv_3 = _mm512_load_si512((const __m512i *)&zetas_v_0[224]);
+    const __m512i zeta_4 = _mm512_load_si512((const __m512i *)&zetas_v_0[256]);
+    const __m512i zetaqinv_4 = _mm512_load_si512((const __m512i *)&zetas_v_0[288]);
+    const __m512i zeta_5 = _mm512_load_si512((const __m512i *)&zetas_v_0[320]);
+    const __m512i zetaqinv_5 = _mm512_load_si512((const __m512i *)&zetas_v_0[352]);
+    const __m512i zeta_6 = _mm512_load_si512((const __m512i *)&zetas_v_0[384]);
+    const __m512i zetaqinv_6 = _mm512_load_si512((const __m512i *)&zetas_v_0[416]);
     const __m512i pin_3 = nttgen_mlkem_avx512_keep(x_6);
     const __m512i t_5 = nttgen_mlkem_avx512_montmul(pin_3, zeta_0, zetaqinv_0);
     const __m512i x_9 = _mm512_add_epi16(x_7, t_1);
@@ -1960,10 +1973,10 @@ void nttgen_mlkem_avx512_from_standard(int16_t a[256]) {
  */
 static NTTGEN_NOINLINE void nttgen_mlkem_avx512_mul_both(int16_t r[256], const int16_t a[256],
                                                          const int16_t b[256]) {
-    const int32_t *zetas_x2_0 = nttgen_mlkem_avx512_ntt_from_zetas_x2;
-    NTTGEN_GCC_OPAQUE(zetas_x2_0);
-    const int32_t *zetas_x2_1 = nttgen_mlkem_avx512_ntt_from_zetas_x2;
-    NTTGEN_GCC_OPAQUE(zetas_x2_1);
+    const int16_t *zetas_v_0 = nttgen_mlkem_avx512_ntt_from_zetas_v;
+    NTTGEN_GCC_OPAQUE(zetas_v_0);
+    const int16_t *zetas_v_1 = nttgen_mlkem_avx512_ntt_from_zetas_v;
+    NTTGEN_GCC_OPAQUE(zetas_v_1);
     const int16_t *const zetas_0 = nttgen_mlkem_avx512_ntt_from_zetas;
     const int16_t *const zetas_1 = nttgen_mlkem_avx512_ntt_from_zetas;
     const int16_t *const gammas_fused_0 = nttgen_mlkem_avx512_mul_both_gammas_fused;
@@ -1976,11 +1989,11 @@ static NTTGEN_NOINLINE void nttgen_mlkem_avx512_mul_both(int16_t r[256], const i
     // layers 0, 1, 2, 3, 4, 5, 6: 8 register(s) per chunk
     // layers 0, 1, 2, 3, 4, 5, 6: 8 register(s) per chunk
     // inverse layers 0, 1, 2, 3, 4, 5, 6: 8 register(s) per chunk
-    const __m512i zeta_0 = _mm512_set1_epi32(zetas_x2_0[0]);
-    const __m512i zetaqinv_0 = _mm512_set1_epi32(zetas_x2_0[1]);
+    const __m512i zeta_0 = _mm512_load_si512((const __m512i *)&zetas_v_0[0]);
+    const __m512i zetaqinv_0 = _mm512_load_si512((const __m512i *)&zetas_v_0[32]);
     const __m512i x_0 = _mm512_loadu_si512((const __m512i *)&b[224]);
-    const __m512i zeta_1 = _mm512_set1_epi32(zetas_x2_1[0]);
-    const __m512i zetaqinv_1 = _mm512_set1_epi32(zetas_x2_1[1]);
+    const __m512i zeta_1 = _mm512_load_si512((const __m512i *)&zetas_v_1[0]);
+    const __m512i zetaqinv_1 = _mm512_load_si512((const __m512i *)&zetas_v_1[32]);
     const __m512i x_1 = _mm512_loadu_si512((const __m512i *)&a[224]);
     const __m512i pin_0 = nttgen_mlkem_avx512_keep(x_0);
     const __m512i t_0 = nttgen_mlkem_avx512_montmul(pin_0, zeta_0, zetaqinv_0);
@@ -1989,10 +2002,10 @@ static NTTGEN_NOINLINE void nttgen_mlkem_avx512_mul_both(int16_t r[256], const i
     const __m512i x_4 = _mm512_loadu_si512((const __m512i *)&b[96]);
     const __m512i pin_1 = nttgen_mlkem_avx512_keep(x_1);
     const __m512i t_1 = nttgen_mlkem_avx512_montmul(pin_1, zeta_1, zetaqinv_1);
-    const __m512i zeta_2 = _mm512_set1_epi32(zetas_x2_0[2]);
-    const __m512i zetaqinv_2 = _mm512_set1_epi32(zetas_x2_0[3]);
-    const __m512i zeta_3 = _mm512_set1_epi32(zetas_x2_0[4]);
-    const __m512i zetaqinv_3 = _mm512_set1_epi32(zetas_x2_0[5]);
+    const __m512i zeta_2 = _mm512_load_si512((const __m512i *)&zetas_v_0[64]);
+    const __m512i zetaqinv_2 = _mm512_load_si512((const __m512i *)&zetas_v_0[96]);
+    const __m512i zeta_3 = _mm512_load_si512((const __m512i *)&zetas_v_0[128]);
+    const __m512i zetaqinv_3 = _mm512_load_si512((const __m512i *)&zetas_v_0[160]);
     const __m512i x_5 = _mm512_loadu_si512((const __m512i *)&a[192]);
     const __m512i x_6 = _mm512_loadu_si512((const __m512i *)&a[160]);
     const __m512i x_7 = _mm512_loadu_si512((const __m512i *)&a[96]);
@@ -2002,10 +2015,10 @@ static NTTGEN_NOINLINE void nttgen_mlkem_avx512_mul_both(int16_t r[256], const i
     const __m512i t_3 = nttgen_mlkem_avx512_montmul(pin_3, zeta_0, zetaqinv_0);
     const __m512i x_8 = _mm512_add_epi16(x_4, t_0);
     const __m512i x_9 = _mm512_sub_epi16(x_4, t_0);
-    const __m512i zeta_4 = _mm512_set1_epi32(zetas_x2_1[2]);
-    const __m512i zetaqinv_4 = _mm512_set1_epi32(zetas_x2_1[3]);
-    const __m512i zeta_5 = _mm512_set1_epi32(zetas_x2_1[4]);
-    const __m512i zetaqinv_5 = _mm512_set1_epi32(zetas_x2_1[5]);
+    const __m512i zeta_4 = _mm512_load_si512((const __m512i *)&zetas_v_1[64]);
+    const __m512i zetaqinv_4 = _mm512_load_si512((const __m512i *)&zetas_v_1[96]);
+    const __m512i zeta_5 = _mm512_load_si512((const __m512i *)&zetas_v_1[128]);
+    const __m512i zetaqinv_5 = _mm512_load_si512((const __m512i *)&zetas_v_1[160]);
     const __m512i t_4 = nttgen_mlkem_avx512_montmul(x_8, zeta_2, zetaqinv_2);
     const __m512i t_5 = nttgen_mlkem_avx512_montmul(x_9, zeta_3, zetaqinv_3);
     const __m512i x_10 = _mm512_loadu_si512((const __m512i *)&b[128]);
@@ -2019,14 +2032,14 @@ static NTTGEN_NOINLINE void nttgen_mlkem_avx512_mul_both(int16_t r[256], const i
     const __m512i x_14 = _mm512_sub_epi16(x_7, t_1);
     const __m512i t_8 = nttgen_mlkem_avx512_montmul(x_13, zeta_4, zetaqinv_4);
     const __m512i t_9 = nttgen_mlkem_avx512_montmul(x_14, zeta_5, zetaqinv_5);
-    const __m512i zeta_6 = _mm512_set1_epi32(zetas_x2_0[6]);
-    const __m512i zetaqinv_6 = _mm512_set1_epi32(zetas_x2_0[7]);
-    const __m512i zeta_7 = _mm512_set1_epi32(zetas_x2_0[8]);
-    const __m512i zetaqinv_7 = _mm512_set1_epi32(zetas_x2_0[9]);
-    const __m512i zeta_8 = _mm512_set1_epi32(zetas_x2_0[10]);
-    const __m512i zetaqinv_8 = _mm512_set1_epi32(zetas_x2_0[11]);
-    const __m512i zeta_9 = _mm512_set1_epi32(zetas_x2_0[12]);
-    const __m512i zetaqinv_9 = _mm512_set1_epi32(zetas_x2_0[13]);
+    const __m512i zeta_6 = _mm512_load_si512((const __m512i *)&zetas_v_0[192]);
+    const __m512i zetaqinv_6 = _mm512_load_si512((const __m512i *)&zetas_v_0[224]);
+    const __m512i zeta_7 = _mm512_load_si512((const __m512i *)&zetas_v_0[256]);
+    const __m512i zetaqinv_7 = _mm512_load_si512((const __m512i *)&zetas_v_0[288]);
+    const __m512i zeta_8 = _mm512_load_si512((const __m512i *)&zetas_v_0[320]);
+    const __m512i zetaqinv_8 = _mm512_load_si512((const __m512i *)&zetas_v_0[352]);
+    const __m512i zeta_9 = _mm512_load_si512((const __m512i *)&zetas_v_0[384]);
+    const __m512i zetaqinv_9 = _mm512_load_si512((const __m512i *)&zetas_v_0[416]);
     const __m512i x_15 = _mm512_loadu_si512((const __m512i *)&a[128]);
     const __m512i x_16 = _mm512_loadu_si512((const __m512i *)&a[64]);
     const __m512i x_17 = _mm512_loadu_si512((const __m512i *)&a[32]);
@@ -2042,14 +2055,14 @@ static NTTGEN_NOINLINE void nttgen_mlkem_avx512_mul_both(int16_t r[256], const i
     const __m512i x_23 = _mm512_sub_epi16(x_20, t_4);
     const __m512i x_24 = _mm512_add_epi16(x_21, t_5);
     const __m512i x_25 = _mm512_sub_epi16(x_21, t_5);
-    const __m512i zeta_10 = _mm512_set1_epi32(zetas_x2_1[6]);
-    const __m512i zetaqinv_10 = _mm512_set1_epi32(zetas_x2_1[7]);
-    const __m512i zeta_11 = _mm512_set1_epi32(zetas_x2_1[8]);
-    const __m512i zetaqinv_11 = _mm512_set1_epi32(zetas_x2_1[9]);
-    const __m512i zeta_12 = _mm512_set1_epi32(zetas_x2_1[10]);
-    const __m512i zetaqinv_12 = _mm512_set1_epi32(zetas_x2_1[11]);
-    const __m512i zeta_13 = _mm512_set1_epi32(zetas_x2_1[12]);
-    const __m512i zetaqinv_13 = _mm512_set1_epi32(zetas_x2_1[13]);
+    const __m512i zeta_10 = _mm512_load_si512((const __m512i *)&zetas_v_1[192]);
+    const __m512i zetaqinv_10 = _mm512_load_si512((const __m512i *)&zetas_v_1[224]);
+    const __m512i zeta_11 = _mm512_load_si512((const __m512i *)&zetas_v_1[256]);
+    const __m512i zetaqinv_11 = _mm512_load_si512((const __m512i *)&zetas_v_1[288]);
+    const __m512i zeta_12 = _mm512_load_si512((const __m512i *)&zetas_v_1[320]);
+    const __m512i zetaqinv_12 = _mm512_load_si512((const __m512i *)&zetas_v_1[352]);
+    const __m512i zeta_13 = _mm512_load_si512((const __m512i *)&zetas_v_1[384]);
+    const __m512i zetaqinv_13 = _mm512_load_si512((const __m512i *)&zetas_v_1[416]);
     const __m512i t_13 = nttgen_mlkem_avx512_montmul(x_22, zeta_6, zetaqinv_6);
     const __m512i t_14 = nttgen_mlkem_avx512_montmul(x_24, zeta_7, zetaqinv_7);
     const __m512i t_15 = nttgen_mlkem_avx512_montmul(x_23, zeta_8, zetaqinv_8);

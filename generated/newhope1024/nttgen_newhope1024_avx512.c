@@ -419,11 +419,12 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_newhope1024_avx512_ntt_from_zetas[5
 
 // twiddles zeta_k = r^brv(k), Montgomery form, pairs (z, z*q^-1 mod beta), in consumption order: as
 //  lane vectors, or as one pair where all lanes share it (twiddles equal to 1 are not stored) (each
-//  entry in both halves of a word, for broadcasts of a word)
+//  entry over a whole vector, for loads of a vector)
 // clang-format off
-NTTGEN_ALIGN(64) static const int32_t nttgen_newhope1024_avx512_ntt_from_zetas_x2[2] = {
+NTTGEN_ALIGN(64) static const int16_t nttgen_newhope1024_avx512_ntt_from_zetas_v[64] = {
     // pass 0: layer(s) 0
-    -288362801, 516890319,
+    -4401, -4401, -4401, -4401, -4401, -4401, -4401, -4401, -4401, -4401, -4401, -4401, -4401, -4401, -4401, -4401, -4401, -4401, -4401, -4401, -4401, -4401, -4401, -4401, -4401, -4401, -4401, -4401, -4401, -4401, -4401, -4401,
+    7887, 7887, 7887, 7887, 7887, 7887, 7887, 7887, 7887, 7887, 7887, 7887, 7887, 7887, 7887, 7887, 7887, 7887, 7887, 7887, 7887, 7887, 7887, 7887, 7887, 7887, 7887, 7887, 7887, 7887, 7887, 7887,
 };
 // clang-format on
 
@@ -589,16 +590,16 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_newhope1024_avx512_intt_twist[2048]
  */
 static NTTGEN_NOINLINE void nttgen_newhope1024_avx512_ntt_from(int16_t r[1024],
                                                                const int16_t a[1024]) {
-    const int32_t *zetas_x2_0 = nttgen_newhope1024_avx512_ntt_from_zetas_x2;
-    NTTGEN_GCC_OPAQUE(zetas_x2_0);
+    const int16_t *zetas_v_0 = nttgen_newhope1024_avx512_ntt_from_zetas_v;
+    NTTGEN_GCC_OPAQUE(zetas_v_0);
     const int16_t *zetas_0 = nttgen_newhope1024_avx512_ntt_from_zetas;
     NTTGEN_GCC_OPAQUE(zetas_0);
 #ifdef NTTGEN_DEBUG
     nttgen_newhope1024_avx512_assert_range(a, 1024, -12288, 12288);
 #endif
     // layers 0: 16 register(s) per chunk
-    const __m512i zeta_0 = _mm512_set1_epi32(zetas_x2_0[0]);
-    const __m512i zetaqinv_0 = _mm512_set1_epi32(zetas_x2_0[1]);
+    const __m512i zeta_0 = _mm512_load_si512((const __m512i *)&zetas_v_0[0]);
+    const __m512i zetaqinv_0 = _mm512_load_si512((const __m512i *)&zetas_v_0[32]);
     const __m512i x_0 = _mm512_loadu_si512((const __m512i *)&a[512]);
     const __m512i x_1 = _mm512_loadu_si512((const __m512i *)&a[768]);
     const __m512i x_2 = _mm512_loadu_si512((const __m512i *)&a[640]);

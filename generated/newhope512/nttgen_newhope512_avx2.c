@@ -372,11 +372,16 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_newhope512_avx2_ntt_from_zetas[2108
 
 // twiddles zeta_k = r^brv(k), Montgomery form, pairs (z, z*q^-1 mod beta), in consumption order: as
 //  lane vectors, or as one pair where all lanes share it (twiddles equal to 1 are not stored) (each
-//  entry in both halves of a word, for broadcasts of a word)
+//  entry over a whole vector, for loads of a vector)
 // clang-format off
-NTTGEN_ALIGN(64) static const int32_t nttgen_newhope512_avx2_ntt_from_zetas_x2[6] = {
+NTTGEN_ALIGN(64) static const int16_t nttgen_newhope512_avx2_ntt_from_zetas_v[96] = {
     // pass 0: layer(s) 0, 1
-    -288362801, 516890319, -80479437, 1798531891, -70779961, -1412977721,
+    -4401, -4401, -4401, -4401, -4401, -4401, -4401, -4401, -4401, -4401, -4401, -4401, -4401, -4401, -4401, -4401,
+    7887, 7887, 7887, 7887, 7887, 7887, 7887, 7887, 7887, 7887, 7887, 7887, 7887, 7887, 7887, 7887,
+    -1229, -1229, -1229, -1229, -1229, -1229, -1229, -1229, -1229, -1229, -1229, -1229, -1229, -1229, -1229, -1229,
+    27443, 27443, 27443, 27443, 27443, 27443, 27443, 27443, 27443, 27443, 27443, 27443, 27443, 27443, 27443, 27443,
+    -1081, -1081, -1081, -1081, -1081, -1081, -1081, -1081, -1081, -1081, -1081, -1081, -1081, -1081, -1081, -1081,
+    -21561, -21561, -21561, -21561, -21561, -21561, -21561, -21561, -21561, -21561, -21561, -21561, -21561, -21561, -21561, -21561,
 };
 // clang-format on
 
@@ -539,20 +544,20 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_newhope512_avx2_intt_twist[1024] = 
  * Ops per call: load 254, store 64, add 144, sub 144, montmul 144, barrett 48, shuffle 48, zip 16
  */
 static NTTGEN_NOINLINE void nttgen_newhope512_avx2_ntt_from(int16_t r[512], const int16_t a[512]) {
-    const int32_t *zetas_x2_0 = nttgen_newhope512_avx2_ntt_from_zetas_x2;
-    NTTGEN_GCC_OPAQUE(zetas_x2_0);
+    const int16_t *zetas_v_0 = nttgen_newhope512_avx2_ntt_from_zetas_v;
+    NTTGEN_GCC_OPAQUE(zetas_v_0);
     const int16_t *zetas_0 = nttgen_newhope512_avx2_ntt_from_zetas;
     NTTGEN_GCC_OPAQUE(zetas_0);
 #ifdef NTTGEN_DEBUG
     nttgen_newhope512_avx2_assert_range(a, 512, -12288, 12288);
 #endif
     // layers 0, 1: 8 register(s) per chunk
-    const __m256i zeta_0 = _mm256_set1_epi32(zetas_x2_0[0]);
-    const __m256i zetaqinv_0 = _mm256_set1_epi32(zetas_x2_0[1]);
-    const __m256i zeta_1 = _mm256_set1_epi32(zetas_x2_0[2]);
-    const __m256i zetaqinv_1 = _mm256_set1_epi32(zetas_x2_0[3]);
-    const __m256i zeta_2 = _mm256_set1_epi32(zetas_x2_0[4]);
-    const __m256i zetaqinv_2 = _mm256_set1_epi32(zetas_x2_0[5]);
+    const __m256i zeta_0 = _mm256_load_si256((const __m256i *)&zetas_v_0[0]);
+    const __m256i zetaqinv_0 = _mm256_load_si256((const __m256i *)&zetas_v_0[16]);
+    const __m256i zeta_1 = _mm256_load_si256((const __m256i *)&zetas_v_0[32]);
+    const __m256i zetaqinv_1 = _mm256_load_si256((const __m256i *)&zetas_v_0[48]);
+    const __m256i zeta_2 = _mm256_load_si256((const __m256i *)&zetas_v_0[64]);
+    const __m256i zetaqinv_2 = _mm256_load_si256((const __m256i *)&zetas_v_0[80]);
     for (size_t j_0 = 0; j_0 < 4; ++j_0) {
         const __m256i x_0 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 16] + 384));
         const __m256i x_1 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 16] + 448));

@@ -337,10 +337,39 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_newhope512_avx512_ntt_from_zetas[25
 
 // twiddles zeta_k = r^brv(k), Montgomery form, pairs (z, z*q^-1 mod beta), in consumption order: as
 //  lane vectors, or as one pair where all lanes share it (twiddles equal to 1 are not stored) (each
-//  entry in both halves of a word, for broadcasts of a word)
+//  entry over a whole vector, for loads of a vector)
 // clang-format off
-NTTGEN_ALIGN(64) static const int32_t nttgen_newhope512_avx512_ntt_from_zetas_x2[30] = {
-    -288362801, 516890319, -80479437, 1798531891, -70779961, -1412977721, -349181137, 456071983, -394073982, -2004711294, 284561654, -252251914, -165743074, 1444828702, 104269367, -1237862857, 38404682, 575283786, -184224508, 889468164, -311300751, -1116619407, -385947394, 1224624382, 381753025, -423500095, 345117842, -1265453934, -168954387, -2048031251,
+NTTGEN_ALIGN(64) static const int16_t nttgen_newhope512_avx512_ntt_from_zetas_v[960] = {
+    -4401, -4401, -4401, -4401, -4401, -4401, -4401, -4401, -4401, -4401, -4401, -4401, -4401, -4401, -4401, -4401, -4401, -4401, -4401, -4401, -4401, -4401, -4401, -4401, -4401, -4401, -4401, -4401, -4401, -4401, -4401, -4401,
+    7887, 7887, 7887, 7887, 7887, 7887, 7887, 7887, 7887, 7887, 7887, 7887, 7887, 7887, 7887, 7887, 7887, 7887, 7887, 7887, 7887, 7887, 7887, 7887, 7887, 7887, 7887, 7887, 7887, 7887, 7887, 7887,
+    -1229, -1229, -1229, -1229, -1229, -1229, -1229, -1229, -1229, -1229, -1229, -1229, -1229, -1229, -1229, -1229, -1229, -1229, -1229, -1229, -1229, -1229, -1229, -1229, -1229, -1229, -1229, -1229, -1229, -1229, -1229, -1229,
+    27443, 27443, 27443, 27443, 27443, 27443, 27443, 27443, 27443, 27443, 27443, 27443, 27443, 27443, 27443, 27443, 27443, 27443, 27443, 27443, 27443, 27443, 27443, 27443, 27443, 27443, 27443, 27443, 27443, 27443, 27443, 27443,
+    -1081, -1081, -1081, -1081, -1081, -1081, -1081, -1081, -1081, -1081, -1081, -1081, -1081, -1081, -1081, -1081, -1081, -1081, -1081, -1081, -1081, -1081, -1081, -1081, -1081, -1081, -1081, -1081, -1081, -1081, -1081, -1081,
+    -21561, -21561, -21561, -21561, -21561, -21561, -21561, -21561, -21561, -21561, -21561, -21561, -21561, -21561, -21561, -21561, -21561, -21561, -21561, -21561, -21561, -21561, -21561, -21561, -21561, -21561, -21561, -21561, -21561, -21561, -21561, -21561,
+    -5329, -5329, -5329, -5329, -5329, -5329, -5329, -5329, -5329, -5329, -5329, -5329, -5329, -5329, -5329, -5329, -5329, -5329, -5329, -5329, -5329, -5329, -5329, -5329, -5329, -5329, -5329, -5329, -5329, -5329, -5329, -5329,
+    6959, 6959, 6959, 6959, 6959, 6959, 6959, 6959, 6959, 6959, 6959, 6959, 6959, 6959, 6959, 6959, 6959, 6959, 6959, 6959, 6959, 6959, 6959, 6959, 6959, 6959, 6959, 6959, 6959, 6959, 6959, 6959,
+    -6014, -6014, -6014, -6014, -6014, -6014, -6014, -6014, -6014, -6014, -6014, -6014, -6014, -6014, -6014, -6014, -6014, -6014, -6014, -6014, -6014, -6014, -6014, -6014, -6014, -6014, -6014, -6014, -6014, -6014, -6014, -6014,
+    -30590, -30590, -30590, -30590, -30590, -30590, -30590, -30590, -30590, -30590, -30590, -30590, -30590, -30590, -30590, -30590, -30590, -30590, -30590, -30590, -30590, -30590, -30590, -30590, -30590, -30590, -30590, -30590, -30590, -30590, -30590, -30590,
+    4342, 4342, 4342, 4342, 4342, 4342, 4342, 4342, 4342, 4342, 4342, 4342, 4342, 4342, 4342, 4342, 4342, 4342, 4342, 4342, 4342, 4342, 4342, 4342, 4342, 4342, 4342, 4342, 4342, 4342, 4342, 4342,
+    -3850, -3850, -3850, -3850, -3850, -3850, -3850, -3850, -3850, -3850, -3850, -3850, -3850, -3850, -3850, -3850, -3850, -3850, -3850, -3850, -3850, -3850, -3850, -3850, -3850, -3850, -3850, -3850, -3850, -3850, -3850, -3850,
+    -2530, -2530, -2530, -2530, -2530, -2530, -2530, -2530, -2530, -2530, -2530, -2530, -2530, -2530, -2530, -2530, -2530, -2530, -2530, -2530, -2530, -2530, -2530, -2530, -2530, -2530, -2530, -2530, -2530, -2530, -2530, -2530,
+    22046, 22046, 22046, 22046, 22046, 22046, 22046, 22046, 22046, 22046, 22046, 22046, 22046, 22046, 22046, 22046, 22046, 22046, 22046, 22046, 22046, 22046, 22046, 22046, 22046, 22046, 22046, 22046, 22046, 22046, 22046, 22046,
+    1591, 1591, 1591, 1591, 1591, 1591, 1591, 1591, 1591, 1591, 1591, 1591, 1591, 1591, 1591, 1591, 1591, 1591, 1591, 1591, 1591, 1591, 1591, 1591, 1591, 1591, 1591, 1591, 1591, 1591, 1591, 1591,
+    -18889, -18889, -18889, -18889, -18889, -18889, -18889, -18889, -18889, -18889, -18889, -18889, -18889, -18889, -18889, -18889, -18889, -18889, -18889, -18889, -18889, -18889, -18889, -18889, -18889, -18889, -18889, -18889, -18889, -18889, -18889, -18889,
+    586, 586, 586, 586, 586, 586, 586, 586, 586, 586, 586, 586, 586, 586, 586, 586, 586, 586, 586, 586, 586, 586, 586, 586, 586, 586, 586, 586, 586, 586, 586, 586,
+    8778, 8778, 8778, 8778, 8778, 8778, 8778, 8778, 8778, 8778, 8778, 8778, 8778, 8778, 8778, 8778, 8778, 8778, 8778, 8778, 8778, 8778, 8778, 8778, 8778, 8778, 8778, 8778, 8778, 8778, 8778, 8778,
+    -2812, -2812, -2812, -2812, -2812, -2812, -2812, -2812, -2812, -2812, -2812, -2812, -2812, -2812, -2812, -2812, -2812, -2812, -2812, -2812, -2812, -2812, -2812, -2812, -2812, -2812, -2812, -2812, -2812, -2812, -2812, -2812,
+    13572, 13572, 13572, 13572, 13572, 13572, 13572, 13572, 13572, 13572, 13572, 13572, 13572, 13572, 13572, 13572, 13572, 13572, 13572, 13572, 13572, 13572, 13572, 13572, 13572, 13572, 13572, 13572, 13572, 13572, 13572, 13572,
+    -4751, -4751, -4751, -4751, -4751, -4751, -4751, -4751, -4751, -4751, -4751, -4751, -4751, -4751, -4751, -4751, -4751, -4751, -4751, -4751, -4751, -4751, -4751, -4751, -4751, -4751, -4751, -4751, -4751, -4751, -4751, -4751,
+    -17039, -17039, -17039, -17039, -17039, -17039, -17039, -17039, -17039, -17039, -17039, -17039, -17039, -17039, -17039, -17039, -17039, -17039, -17039, -17039, -17039, -17039, -17039, -17039, -17039, -17039, -17039, -17039, -17039, -17039, -17039, -17039,
+    -5890, -5890, -5890, -5890, -5890, -5890, -5890, -5890, -5890, -5890, -5890, -5890, -5890, -5890, -5890, -5890, -5890, -5890, -5890, -5890, -5890, -5890, -5890, -5890, -5890, -5890, -5890, -5890, -5890, -5890, -5890, -5890,
+    18686, 18686, 18686, 18686, 18686, 18686, 18686, 18686, 18686, 18686, 18686, 18686, 18686, 18686, 18686, 18686, 18686, 18686, 18686, 18686, 18686, 18686, 18686, 18686, 18686, 18686, 18686, 18686, 18686, 18686, 18686, 18686,
+    5825, 5825, 5825, 5825, 5825, 5825, 5825, 5825, 5825, 5825, 5825, 5825, 5825, 5825, 5825, 5825, 5825, 5825, 5825, 5825, 5825, 5825, 5825, 5825, 5825, 5825, 5825, 5825, 5825, 5825, 5825, 5825,
+    -6463, -6463, -6463, -6463, -6463, -6463, -6463, -6463, -6463, -6463, -6463, -6463, -6463, -6463, -6463, -6463, -6463, -6463, -6463, -6463, -6463, -6463, -6463, -6463, -6463, -6463, -6463, -6463, -6463, -6463, -6463, -6463,
+    5266, 5266, 5266, 5266, 5266, 5266, 5266, 5266, 5266, 5266, 5266, 5266, 5266, 5266, 5266, 5266, 5266, 5266, 5266, 5266, 5266, 5266, 5266, 5266, 5266, 5266, 5266, 5266, 5266, 5266, 5266, 5266,
+    -19310, -19310, -19310, -19310, -19310, -19310, -19310, -19310, -19310, -19310, -19310, -19310, -19310, -19310, -19310, -19310, -19310, -19310, -19310, -19310, -19310, -19310, -19310, -19310, -19310, -19310, -19310, -19310, -19310, -19310, -19310, -19310,
+    -2579, -2579, -2579, -2579, -2579, -2579, -2579, -2579, -2579, -2579, -2579, -2579, -2579, -2579, -2579, -2579, -2579, -2579, -2579, -2579, -2579, -2579, -2579, -2579, -2579, -2579, -2579, -2579, -2579, -2579, -2579, -2579,
+    -31251, -31251, -31251, -31251, -31251, -31251, -31251, -31251, -31251, -31251, -31251, -31251, -31251, -31251, -31251, -31251, -31251, -31251, -31251, -31251, -31251, -31251, -31251, -31251, -31251, -31251, -31251, -31251, -31251, -31251, -31251, -31251,
 };
 // clang-format on
 
@@ -441,15 +470,15 @@ NTTGEN_ALIGN(64) static const int16_t nttgen_newhope512_avx512_intt_twist[1024] 
  */
 static NTTGEN_NOINLINE void nttgen_newhope512_avx512_ntt_from(int16_t r[512],
                                                               const int16_t a[512]) {
-    const int32_t *zetas_x2_0 = nttgen_newhope512_avx512_ntt_from_zetas_x2;
-    NTTGEN_GCC_OPAQUE(zetas_x2_0);
+    const int16_t *zetas_v_0 = nttgen_newhope512_avx512_ntt_from_zetas_v;
+    NTTGEN_GCC_OPAQUE(zetas_v_0);
     const int16_t *const zetas_0 = nttgen_newhope512_avx512_ntt_from_zetas;
 #ifdef NTTGEN_DEBUG
     nttgen_newhope512_avx512_assert_range(a, 512, -12288, 12288);
 #endif
     // layers 0, 1, 2, 3, 4, 5, 6, 7, 8: 16 register(s) per chunk
-    const __m512i zeta_0 = _mm512_set1_epi32(zetas_x2_0[0]);
-    const __m512i zetaqinv_0 = _mm512_set1_epi32(zetas_x2_0[1]);
+    const __m512i zeta_0 = _mm512_load_si512((const __m512i *)&zetas_v_0[0]);
+    const __m512i zetaqinv_0 = _mm512_load_si512((const __m512i *)&zetas_v_0[32]);
     const __m512i x_0 = _mm512_loadu_si512((const __m512i *)&a[416]);
     const __m512i x_1 = _mm512_loadu_si512((const __m512i *)&a[480]);
     const __m512i pin_0 = nttgen_newhope512_avx512_keep(x_0);
@@ -459,10 +488,10 @@ static NTTGEN_NOINLINE void nttgen_newhope512_avx512_ntt_from(int16_t r[512],
     const __m512i x_2 = _mm512_loadu_si512((const __m512i *)&a[384]);
     const __m512i x_3 = _mm512_loadu_si512((const __m512i *)&a[288]);
     const __m512i x_4 = _mm512_loadu_si512((const __m512i *)&a[160]);
-    const __m512i zeta_1 = _mm512_set1_epi32(zetas_x2_0[2]);
-    const __m512i zetaqinv_1 = _mm512_set1_epi32(zetas_x2_0[3]);
-    const __m512i zeta_2 = _mm512_set1_epi32(zetas_x2_0[4]);
-    const __m512i zetaqinv_2 = _mm512_set1_epi32(zetas_x2_0[5]);
+    const __m512i zeta_1 = _mm512_load_si512((const __m512i *)&zetas_v_0[64]);
+    const __m512i zetaqinv_1 = _mm512_load_si512((const __m512i *)&zetas_v_0[96]);
+    const __m512i zeta_2 = _mm512_load_si512((const __m512i *)&zetas_v_0[128]);
+    const __m512i zetaqinv_2 = _mm512_load_si512((const __m512i *)&zetas_v_0[160]);
     const __m512i x_5 = _mm512_loadu_si512((const __m512i *)&a[448]);
     const __m512i x_6 = _mm512_loadu_si512((const __m512i *)&a[352]);
     const __m512i x_7 = _mm512_loadu_si512((const __m512i *)&a[224]);
@@ -488,14 +517,14 @@ static NTTGEN_NOINLINE void nttgen_newhope512_avx512_ntt_from(int16_t r[512],
     const __m512i x_15 = _mm512_loadu_si512((const __m512i *)&a[320]);
     const __m512i x_16 = _mm512_loadu_si512((const __m512i *)&a[192]);
     const __m512i x_17 = _mm512_loadu_si512((const __m512i *)&a[96]);
-    const __m512i zeta_3 = _mm512_set1_epi32(zetas_x2_0[6]);
-    const __m512i zetaqinv_3 = _mm512_set1_epi32(zetas_x2_0[7]);
-    const __m512i zeta_4 = _mm512_set1_epi32(zetas_x2_0[8]);
-    const __m512i zetaqinv_4 = _mm512_set1_epi32(zetas_x2_0[9]);
-    const __m512i zeta_5 = _mm512_set1_epi32(zetas_x2_0[10]);
-    const __m512i zetaqinv_5 = _mm512_set1_epi32(zetas_x2_0[11]);
-    const __m512i zeta_6 = _mm512_set1_epi32(zetas_x2_0[12]);
-    const __m512i zetaqinv_6 = _mm512_set1_epi32(zetas_x2_0[13]);
+    const __m512i zeta_3 = _mm512_load_si512((const __m512i *)&zetas_v_0[192]);
+    const __m512i zetaqinv_3 = _mm512_load_si512((const __m512i *)&zetas_v_0[224]);
+    const __m512i zeta_4 = _mm512_load_si512((const __m512i *)&zetas_v_0[256]);
+    const __m512i zetaqinv_4 = _mm512_load_si512((const __m512i *)&zetas_v_0[288]);
+    const __m512i zeta_5 = _mm512_load_si512((const __m512i *)&zetas_v_0[320]);
+    const __m512i zetaqinv_5 = _mm512_load_si512((const __m512i *)&zetas_v_0[352]);
+    const __m512i zeta_6 = _mm512_load_si512((const __m512i *)&zetas_v_0[384]);
+    const __m512i zetaqinv_6 = _mm512_load_si512((const __m512i *)&zetas_v_0[416]);
     const __m512i pin_6 = nttgen_newhope512_avx512_keep(x_12);
     const __m512i t_10 = nttgen_newhope512_avx512_montmul(pin_6, zeta_0, zetaqinv_0);
     const __m512i x_18 = _mm512_add_epi16(x_13, t_2);
@@ -532,22 +561,22 @@ static NTTGEN_NOINLINE void nttgen_newhope512_avx512_ntt_from(int16_t r[512],
     const __m512i x_35 = _mm512_loadu_si512((const __m512i *)&a[64]);
     const __m512i x_36 = _mm512_add_epi16(x_30, t_10);
     const __m512i x_37 = _mm512_sub_epi16(x_30, t_10);
-    const __m512i zeta_7 = _mm512_set1_epi32(zetas_x2_0[14]);
-    const __m512i zetaqinv_7 = _mm512_set1_epi32(zetas_x2_0[15]);
-    const __m512i zeta_8 = _mm512_set1_epi32(zetas_x2_0[16]);
-    const __m512i zetaqinv_8 = _mm512_set1_epi32(zetas_x2_0[17]);
-    const __m512i zeta_9 = _mm512_set1_epi32(zetas_x2_0[18]);
-    const __m512i zetaqinv_9 = _mm512_set1_epi32(zetas_x2_0[19]);
-    const __m512i zeta_10 = _mm512_set1_epi32(zetas_x2_0[20]);
-    const __m512i zetaqinv_10 = _mm512_set1_epi32(zetas_x2_0[21]);
-    const __m512i zeta_11 = _mm512_set1_epi32(zetas_x2_0[22]);
-    const __m512i zetaqinv_11 = _mm512_set1_epi32(zetas_x2_0[23]);
-    const __m512i zeta_12 = _mm512_set1_epi32(zetas_x2_0[24]);
-    const __m512i zetaqinv_12 = _mm512_set1_epi32(zetas_x2_0[25]);
-    const __m512i zeta_13 = _mm512_set1_epi32(zetas_x2_0[26]);
-    const __m512i zetaqinv_13 = _mm512_set1_epi32(zetas_x2_0[27]);
-    const __m512i zeta_14 = _mm512_set1_epi32(zetas_x2_0[28]);
-    const __m512i zetaqinv_14 = _mm512_set1_epi32(zetas_x2_0[29]);
+    const __m512i zeta_7 = _mm512_load_si512((const __m512i *)&zetas_v_0[448]);
+    const __m512i zetaqinv_7 = _mm512_load_si512((const __m512i *)&zetas_v_0[480]);
+    const __m512i zeta_8 = _mm512_load_si512((const __m512i *)&zetas_v_0[512]);
+    const __m512i zetaqinv_8 = _mm512_load_si512((const __m512i *)&zetas_v_0[544]);
+    const __m512i zeta_9 = _mm512_load_si512((const __m512i *)&zetas_v_0[576]);
+    const __m512i zetaqinv_9 = _mm512_load_si512((const __m512i *)&zetas_v_0[608]);
+    const __m512i zeta_10 = _mm512_load_si512((const __m512i *)&zetas_v_0[640]);
+    const __m512i zetaqinv_10 = _mm512_load_si512((const __m512i *)&zetas_v_0[672]);
+    const __m512i zeta_11 = _mm512_load_si512((const __m512i *)&zetas_v_0[704]);
+    const __m512i zetaqinv_11 = _mm512_load_si512((const __m512i *)&zetas_v_0[736]);
+    const __m512i zeta_12 = _mm512_load_si512((const __m512i *)&zetas_v_0[768]);
+    const __m512i zetaqinv_12 = _mm512_load_si512((const __m512i *)&zetas_v_0[800]);
+    const __m512i zeta_13 = _mm512_load_si512((const __m512i *)&zetas_v_0[832]);
+    const __m512i zetaqinv_13 = _mm512_load_si512((const __m512i *)&zetas_v_0[864]);
+    const __m512i zeta_14 = _mm512_load_si512((const __m512i *)&zetas_v_0[896]);
+    const __m512i zetaqinv_14 = _mm512_load_si512((const __m512i *)&zetas_v_0[928]);
     const __m512i x_38 = _mm512_add_epi16(x_36, t_11);
     const __m512i x_39 = _mm512_sub_epi16(x_36, t_11);
     const __m512i x_40 = _mm512_add_epi16(x_37, t_12);
@@ -2233,10 +2262,10 @@ void nttgen_newhope512_avx512_from_standard(int16_t a[512]) {
  */
 static NTTGEN_NOINLINE void nttgen_newhope512_avx512_mul_both(int16_t r[512], const int16_t a[512],
                                                               const int16_t b[512]) {
-    const int32_t *zetas_x2_0 = nttgen_newhope512_avx512_ntt_from_zetas_x2;
-    NTTGEN_GCC_OPAQUE(zetas_x2_0);
-    const int32_t *zetas_x2_1 = nttgen_newhope512_avx512_ntt_from_zetas_x2;
-    NTTGEN_GCC_OPAQUE(zetas_x2_1);
+    const int16_t *zetas_v_0 = nttgen_newhope512_avx512_ntt_from_zetas_v;
+    NTTGEN_GCC_OPAQUE(zetas_v_0);
+    const int16_t *zetas_v_1 = nttgen_newhope512_avx512_ntt_from_zetas_v;
+    NTTGEN_GCC_OPAQUE(zetas_v_1);
     const int16_t *const zetas_0 = nttgen_newhope512_avx512_ntt_from_zetas;
     const int16_t *const zetas_1 = nttgen_newhope512_avx512_ntt_from_zetas;
     const int16_t *const zetas_dit_0 = nttgen_newhope512_avx512_intt_zetas_dit;
@@ -2248,12 +2277,12 @@ static NTTGEN_NOINLINE void nttgen_newhope512_avx512_mul_both(int16_t r[512], co
     // layers 0, 1, 2, 3, 4, 5, 6, 7, 8: 16 register(s) per chunk
     // layers 0, 1, 2, 3, 4, 5, 6, 7, 8: 16 register(s) per chunk
     // inverse layers 0, 1, 2, 3, 4, 5, 6, 7, 8: 16 register(s) per chunk
-    const __m512i zeta_0 = _mm512_set1_epi32(zetas_x2_0[0]);
-    const __m512i zetaqinv_0 = _mm512_set1_epi32(zetas_x2_0[1]);
+    const __m512i zeta_0 = _mm512_load_si512((const __m512i *)&zetas_v_0[0]);
+    const __m512i zetaqinv_0 = _mm512_load_si512((const __m512i *)&zetas_v_0[32]);
     const __m512i x_0 = _mm512_loadu_si512((const __m512i *)&b[416]);
     const __m512i x_1 = _mm512_loadu_si512((const __m512i *)&b[480]);
-    const __m512i zeta_1 = _mm512_set1_epi32(zetas_x2_1[0]);
-    const __m512i zetaqinv_1 = _mm512_set1_epi32(zetas_x2_1[1]);
+    const __m512i zeta_1 = _mm512_load_si512((const __m512i *)&zetas_v_1[0]);
+    const __m512i zetaqinv_1 = _mm512_load_si512((const __m512i *)&zetas_v_1[32]);
     const __m512i x_2 = _mm512_loadu_si512((const __m512i *)&a[416]);
     const __m512i x_3 = _mm512_loadu_si512((const __m512i *)&a[480]);
     const __m512i pin_0 = nttgen_newhope512_avx512_keep(x_0);
@@ -2276,14 +2305,14 @@ static NTTGEN_NOINLINE void nttgen_newhope512_avx512_mul_both(int16_t r[512], co
     const __m512i x_13 = _mm512_loadu_si512((const __m512i *)&a[160]);
     const __m512i x_14 = _mm512_loadu_si512((const __m512i *)&a[352]);
     const __m512i x_15 = _mm512_loadu_si512((const __m512i *)&a[224]);
-    const __m512i zeta_2 = _mm512_set1_epi32(zetas_x2_0[2]);
-    const __m512i zetaqinv_2 = _mm512_set1_epi32(zetas_x2_0[3]);
-    const __m512i zeta_3 = _mm512_set1_epi32(zetas_x2_0[4]);
-    const __m512i zetaqinv_3 = _mm512_set1_epi32(zetas_x2_0[5]);
-    const __m512i zeta_4 = _mm512_set1_epi32(zetas_x2_1[2]);
-    const __m512i zetaqinv_4 = _mm512_set1_epi32(zetas_x2_1[3]);
-    const __m512i zeta_5 = _mm512_set1_epi32(zetas_x2_1[4]);
-    const __m512i zetaqinv_5 = _mm512_set1_epi32(zetas_x2_1[5]);
+    const __m512i zeta_2 = _mm512_load_si512((const __m512i *)&zetas_v_0[64]);
+    const __m512i zetaqinv_2 = _mm512_load_si512((const __m512i *)&zetas_v_0[96]);
+    const __m512i zeta_3 = _mm512_load_si512((const __m512i *)&zetas_v_0[128]);
+    const __m512i zetaqinv_3 = _mm512_load_si512((const __m512i *)&zetas_v_0[160]);
+    const __m512i zeta_4 = _mm512_load_si512((const __m512i *)&zetas_v_1[64]);
+    const __m512i zetaqinv_4 = _mm512_load_si512((const __m512i *)&zetas_v_1[96]);
+    const __m512i zeta_5 = _mm512_load_si512((const __m512i *)&zetas_v_1[128]);
+    const __m512i zetaqinv_5 = _mm512_load_si512((const __m512i *)&zetas_v_1[160]);
     const __m512i pin_4 = nttgen_newhope512_avx512_keep(x_4);
     const __m512i t_4 = nttgen_newhope512_avx512_montmul(pin_4, zeta_0, zetaqinv_0);
     const __m512i pin_5 = nttgen_newhope512_avx512_keep(x_5);
@@ -2328,22 +2357,22 @@ static NTTGEN_NOINLINE void nttgen_newhope512_avx512_mul_both(int16_t r[512], co
     const __m512i x_33 = _mm512_loadu_si512((const __m512i *)&a[192]);
     const __m512i x_34 = _mm512_loadu_si512((const __m512i *)&a[32]);
     const __m512i x_35 = _mm512_loadu_si512((const __m512i *)&a[96]);
-    const __m512i zeta_6 = _mm512_set1_epi32(zetas_x2_0[6]);
-    const __m512i zetaqinv_6 = _mm512_set1_epi32(zetas_x2_0[7]);
-    const __m512i zeta_7 = _mm512_set1_epi32(zetas_x2_0[8]);
-    const __m512i zetaqinv_7 = _mm512_set1_epi32(zetas_x2_0[9]);
-    const __m512i zeta_8 = _mm512_set1_epi32(zetas_x2_0[10]);
-    const __m512i zetaqinv_8 = _mm512_set1_epi32(zetas_x2_0[11]);
-    const __m512i zeta_9 = _mm512_set1_epi32(zetas_x2_0[12]);
-    const __m512i zetaqinv_9 = _mm512_set1_epi32(zetas_x2_0[13]);
-    const __m512i zeta_10 = _mm512_set1_epi32(zetas_x2_1[6]);
-    const __m512i zetaqinv_10 = _mm512_set1_epi32(zetas_x2_1[7]);
-    const __m512i zeta_11 = _mm512_set1_epi32(zetas_x2_1[8]);
-    const __m512i zetaqinv_11 = _mm512_set1_epi32(zetas_x2_1[9]);
-    const __m512i zeta_12 = _mm512_set1_epi32(zetas_x2_1[10]);
-    const __m512i zetaqinv_12 = _mm512_set1_epi32(zetas_x2_1[11]);
-    const __m512i zeta_13 = _mm512_set1_epi32(zetas_x2_1[12]);
-    const __m512i zetaqinv_13 = _mm512_set1_epi32(zetas_x2_1[13]);
+    const __m512i zeta_6 = _mm512_load_si512((const __m512i *)&zetas_v_0[192]);
+    const __m512i zetaqinv_6 = _mm512_load_si512((const __m512i *)&zetas_v_0[224]);
+    const __m512i zeta_7 = _mm512_load_si512((const __m512i *)&zetas_v_0[256]);
+    const __m512i zetaqinv_7 = _mm512_load_si512((const __m512i *)&zetas_v_0[288]);
+    const __m512i zeta_8 = _mm512_load_si512((const __m512i *)&zetas_v_0[320]);
+    const __m512i zetaqinv_8 = _mm512_load_si512((const __m512i *)&zetas_v_0[352]);
+    const __m512i zeta_9 = _mm512_load_si512((const __m512i *)&zetas_v_0[384]);
+    const __m512i zetaqinv_9 = _mm512_load_si512((const __m512i *)&zetas_v_0[416]);
+    const __m512i zeta_10 = _mm512_load_si512((const __m512i *)&zetas_v_1[192]);
+    const __m512i zetaqinv_10 = _mm512_load_si512((const __m512i *)&zetas_v_1[224]);
+    const __m512i zeta_11 = _mm512_load_si512((const __m512i *)&zetas_v_1[256]);
+    const __m512i zetaqinv_11 = _mm512_load_si512((const __m512i *)&zetas_v_1[288]);
+    const __m512i zeta_12 = _mm512_load_si512((const __m512i *)&zetas_v_1[320]);
+    const __m512i zetaqinv_12 = _mm512_load_si512((const __m512i *)&zetas_v_1[352]);
+    const __m512i zeta_13 = _mm512_load_si512((const __m512i *)&zetas_v_1[384]);
+    const __m512i zetaqinv_13 = _mm512_load_si512((const __m512i *)&zetas_v_1[416]);
     const __m512i pin_12 = nttgen_newhope512_avx512_keep(x_24);
     const __m512i t_20 = nttgen_newhope512_avx512_montmul(pin_12, zeta_0, zetaqinv_0);
     const __m512i pin_13 = nttgen_newhope512_avx512_keep(x_26);
@@ -2352,40 +2381,40 @@ static NTTGEN_NOINLINE void nttgen_newhope512_avx512_mul_both(int16_t r[512], co
     const __m512i t_22 = nttgen_newhope512_avx512_montmul(pin_14, zeta_1, zetaqinv_1);
     const __m512i pin_15 = nttgen_newhope512_avx512_keep(x_32);
     const __m512i t_23 = nttgen_newhope512_avx512_montmul(pin_15, zeta_1, zetaqinv_1);
-    const __m512i zeta_14 = _mm512_set1_epi32(zetas_x2_0[14]);
-    const __m512i zetaqinv_14 = _mm512_set1_epi32(zetas_x2_0[15]);
-    const __m512i zeta_15 = _mm512_set1_epi32(zetas_x2_0[16]);
-    const __m512i zetaqinv_15 = _mm512_set1_epi32(zetas_x2_0[17]);
-    const __m512i zeta_16 = _mm512_set1_epi32(zetas_x2_0[18]);
-    const __m512i zetaqinv_16 = _mm512_set1_epi32(zetas_x2_0[19]);
-    const __m512i zeta_17 = _mm512_set1_epi32(zetas_x2_0[20]);
-    const __m512i zetaqinv_17 = _mm512_set1_epi32(zetas_x2_0[21]);
-    const __m512i zeta_18 = _mm512_set1_epi32(zetas_x2_0[22]);
-    const __m512i zetaqinv_18 = _mm512_set1_epi32(zetas_x2_0[23]);
-    const __m512i zeta_19 = _mm512_set1_epi32(zetas_x2_0[24]);
-    const __m512i zetaqinv_19 = _mm512_set1_epi32(zetas_x2_0[25]);
-    const __m512i zeta_20 = _mm512_set1_epi32(zetas_x2_0[26]);
-    const __m512i zetaqinv_20 = _mm512_set1_epi32(zetas_x2_0[27]);
+    const __m512i zeta_14 = _mm512_load_si512((const __m512i *)&zetas_v_0[448]);
+    const __m512i zetaqinv_14 = _mm512_load_si512((const __m512i *)&zetas_v_0[480]);
+    const __m512i zeta_15 = _mm512_load_si512((const __m512i *)&zetas_v_0[512]);
+    const __m512i zetaqinv_15 = _mm512_load_si512((const __m512i *)&zetas_v_0[544]);
+    const __m512i zeta_16 = _mm512_load_si512((const __m512i *)&zetas_v_0[576]);
+    const __m512i zetaqinv_16 = _mm512_load_si512((const __m512i *)&zetas_v_0[608]);
+    const __m512i zeta_17 = _mm512_load_si512((const __m512i *)&zetas_v_0[640]);
+    const __m512i zetaqinv_17 = _mm512_load_si512((const __m512i *)&zetas_v_0[672]);
+    const __m512i zeta_18 = _mm512_load_si512((const __m512i *)&zetas_v_0[704]);
+    const __m512i zetaqinv_18 = _mm512_load_si512((const __m512i *)&zetas_v_0[736]);
+    const __m512i zeta_19 = _mm512_load_si512((const __m512i *)&zetas_v_0[768]);
+    const __m512i zetaqinv_19 = _mm512_load_si512((const __m512i *)&zetas_v_0[800]);
+    const __m512i zeta_20 = _mm512_load_si512((const __m512i *)&zetas_v_0[832]);
+    const __m512i zetaqinv_20 = _mm512_load_si512((const __m512i *)&zetas_v_0[864]);
     goto part_1;
 part_1:;
-    const __m512i zeta_21 = _mm512_set1_epi32(zetas_x2_0[28]);
-    const __m512i zetaqinv_21 = _mm512_set1_epi32(zetas_x2_0[29]);
-    const __m512i zeta_22 = _mm512_set1_epi32(zetas_x2_1[14]);
-    const __m512i zetaqinv_22 = _mm512_set1_epi32(zetas_x2_1[15]);
-    const __m512i zeta_23 = _mm512_set1_epi32(zetas_x2_1[16]);
-    const __m512i zetaqinv_23 = _mm512_set1_epi32(zetas_x2_1[17]);
-    const __m512i zeta_24 = _mm512_set1_epi32(zetas_x2_1[18]);
-    const __m512i zetaqinv_24 = _mm512_set1_epi32(zetas_x2_1[19]);
-    const __m512i zeta_25 = _mm512_set1_epi32(zetas_x2_1[20]);
-    const __m512i zetaqinv_25 = _mm512_set1_epi32(zetas_x2_1[21]);
-    const __m512i zeta_26 = _mm512_set1_epi32(zetas_x2_1[22]);
-    const __m512i zetaqinv_26 = _mm512_set1_epi32(zetas_x2_1[23]);
-    const __m512i zeta_27 = _mm512_set1_epi32(zetas_x2_1[24]);
-    const __m512i zetaqinv_27 = _mm512_set1_epi32(zetas_x2_1[25]);
-    const __m512i zeta_28 = _mm512_set1_epi32(zetas_x2_1[26]);
-    const __m512i zetaqinv_28 = _mm512_set1_epi32(zetas_x2_1[27]);
-    const __m512i zeta_29 = _mm512_set1_epi32(zetas_x2_1[28]);
-    const __m512i zetaqinv_29 = _mm512_set1_epi32(zetas_x2_1[29]);
+    const __m512i zeta_21 = _mm512_load_si512((const __m512i *)&zetas_v_0[896]);
+    const __m512i zetaqinv_21 = _mm512_load_si512((const __m512i *)&zetas_v_0[928]);
+    const __m512i zeta_22 = _mm512_load_si512((const __m512i *)&zetas_v_1[448]);
+    const __m512i zetaqinv_22 = _mm512_load_si512((const __m512i *)&zetas_v_1[480]);
+    const __m512i zeta_23 = _mm512_load_si512((const __m512i *)&zetas_v_1[512]);
+    const __m512i zetaqinv_23 = _mm512_load_si512((const __m512i *)&zetas_v_1[544]);
+    const __m512i zeta_24 = _mm512_load_si512((const __m512i *)&zetas_v_1[576]);
+    const __m512i zetaqinv_24 = _mm512_load_si512((const __m512i *)&zetas_v_1[608]);
+    const __m512i zeta_25 = _mm512_load_si512((const __m512i *)&zetas_v_1[640]);
+    const __m512i zetaqinv_25 = _mm512_load_si512((const __m512i *)&zetas_v_1[672]);
+    const __m512i zeta_26 = _mm512_load_si512((const __m512i *)&zetas_v_1[704]);
+    const __m512i zetaqinv_26 = _mm512_load_si512((const __m512i *)&zetas_v_1[736]);
+    const __m512i zeta_27 = _mm512_load_si512((const __m512i *)&zetas_v_1[768]);
+    const __m512i zetaqinv_27 = _mm512_load_si512((const __m512i *)&zetas_v_1[800]);
+    const __m512i zeta_28 = _mm512_load_si512((const __m512i *)&zetas_v_1[832]);
+    const __m512i zetaqinv_28 = _mm512_load_si512((const __m512i *)&zetas_v_1[864]);
+    const __m512i zeta_29 = _mm512_load_si512((const __m512i *)&zetas_v_1[896]);
+    const __m512i zetaqinv_29 = _mm512_load_si512((const __m512i *)&zetas_v_1[928]);
     const __m512i zeta_30 = _mm512_load_si512((const __m512i *)&zetas_0[0]);
     const __m512i zetaqinv_30 = _mm512_load_si512((const __m512i *)&zetas_0[32]);
     const __m512i zeta_31 = _mm512_load_si512((const __m512i *)&zetas_0[64]);

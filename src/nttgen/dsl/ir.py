@@ -209,27 +209,10 @@ class Table:
     # store's in the low 12 bits waits for it (4K aliasing). The copy lies at a fixed offset
     # from the function's other stack data instead (see docs/design.md).
     in_frame: bool = False
-    # The program's broadcast constants, one vector each (see nttgen.emit.const_loads): read
-    # where they are used, as memory operands.
+    # Values one vector each, each over all of its vector's lanes: the program's broadcast
+    # constants (see nttgen.emit.const_loads) or broadcast table entries (see
+    # nttgen.emit.vector_broadcasts), read where they are used, as memory operands.
     constants: bool = False
-    # Stored as words twice the lane's width, each entry in both halves, and read by
-    # broadcasts of a word (see nttgen.emit.paired_broadcasts); the entries, their indices
-    # and what a load reads are those of ``values``.
-    paired: bool = False
-
-    @property
-    def storage(self) -> LaneType:
-        """The C element type the table is stored in: the lane's, or twice it if paired."""
-        return LaneType(2 * self.lane.bits) if self.paired else self.lane
-
-    def stored_values(self) -> tuple[int, ...]:
-        """The elements as stored: ``values``, or each entry twice in a word (signed)."""
-        if not self.paired:
-            return self.values
-        bits = self.lane.bits
-        mask = (1 << bits) - 1
-        words = (((v & mask) << bits) | (v & mask) for v in self.values)
-        return tuple(w - (1 << 2 * bits) if w >> (2 * bits - 1) else w for w in words)
 
 
 Memory = Buffer | Table

@@ -233,9 +233,6 @@ class CEmitter(TableReads):
                 self._out(C.Decl(self.fn.lane.c_type, name, value, const=True))
                 self.scalars.add(name)
                 return C.Name(name)
-            elif isinstance(src, Table) and src.paired:
-                # each entry twice in a word (emit.paired_broadcasts)
-                expr = self.isa.load_broadcast_pair(self._memory(src), self._index(index))
             else:
                 expr = self.isa.load_broadcast(self._memory(src), self._index(index))
             return self._bind(expr, self._hint())
@@ -519,7 +516,7 @@ class CEmitter(TableReads):
             # never opaque (unlike a table of values may be): a constant pointer to read-only
             # data, so the constant-time check sees the offsets it reads as public
             table = C.Name(self.table_name(self.fn, t))
-            aliases.append(C.Decl(f"const {t.storage.c_type} *const", name, table))
+            aliases.append(C.Decl(f"const {t.lane.c_type} *const", name, table))
         n_locals = len(self.lane_offsets) + len(self.fn.locals)
         self.blocks[0][n_locals:n_locals] = aliases + self._unused_params()
         return C.FuncDef(

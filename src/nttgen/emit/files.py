@@ -31,9 +31,9 @@ from .const_loads import constants_for
 from .isa import isa_class
 from .isa.base import EmitContext, Isa
 from .names import Names, default_names
-from .paired_broadcasts import paired_broadcasts_for
 from .strip_emit import StripEmitter, is_strip_mined
 from .table_reads import GCC_OPAQUE_MACRO, OPAQUE_MACRO, broadcast_tables
+from .vector_broadcasts import vector_broadcasts_for
 
 OP_ORDER = ("load", "gather", "store", "scatter", "add", "sub", "mullo", "mulhi", "sra",
             "montmul", "shoupmul", "montmul_var", "montmul_twist", "barrett", "barrett_coarse",
@@ -205,13 +205,13 @@ class CFileWriter:
     def _register_tables(self) -> None:
         # each function as its backend reads its tables (the op counts count the program's)
         read = {n: constants_for(f, self.isa_of(n)) for n, f in self.functions.items()}
-        self.functions = {n: paired_broadcasts_for(f, self.isa_of(n)) for n, f in read.items()}
+        self.functions = {n: vector_broadcasts_for(f, self.isa_of(n)) for n, f in read.items()}
         # identical tables (as stored: the C type too) are emitted once, e.g. basemul's roots
         self._tables: dict[tuple[int, tuple[int, ...]], str] = {}
         self._unique: list[tuple[Function, Table]] = []
         for fn in self.functions.values():
             for t in fn.tables:
-                if (key := (t.storage.bits, t.stored_values())) not in self._tables:
+                if (key := (t.lane.bits, t.values)) not in self._tables:
                     self._tables[key] = f"{self.prefix}_{fn.name}_{t.name}"
                     self._unique.append((fn, t))
 
@@ -248,7 +248,7 @@ class CFileWriter:
     def table_name(self, fn: Function, table: Table) -> str:
         """The C name of a constant table (shared by every function with the same contents)."""
         del fn
-        return self._tables[table.storage.bits, table.stored_values()]
+        return self._tables[table.lane.bits, table.values]
 
     # ----------------------------------------------------------------- hooks
     def _header_lines(self, kind: str) -> list[str]:
@@ -382,9 +382,9 @@ class CFileWriter:
             u.items.append(C.Blank())
             u.items.append(
                 C.ArrayDef(
-                    t.storage.c_type,
+                    t.lane.c_type,
                     self.table_name(fn, t),
-                    t.stored_values(),
+                    t.values,
                     align=f"{self.isa.ctx.macro(ALIGN_MACRO)}(64)",
                     per_line=self._table_per_line(),
                     notes=t.notes,

@@ -69,10 +69,10 @@ class TableReads:
         if key not in self._loop_constants:
             name = self._fresh(t.name)
             table = C.Name(self.table_name(self.fn, t))
-            decl: list[C.Stmt] = [C.Decl(f"const {t.storage.c_type} *const", name, table)]
+            decl: list[C.Stmt] = [C.Decl(f"const {t.lane.c_type} *const", name, table)]
             if self.isa.gcc_opaque_tables:
                 decl = [
-                    C.Decl(f"const {t.storage.c_type}", f"*{name}", table),
+                    C.Decl(f"const {t.lane.c_type}", f"*{name}", table),
                     C.ExprStmt(C.Call(self.isa.ctx.macro(GCC_OPAQUE_MACRO), (C.Name(name),))),
                 ]
             block[0:0] = decl
@@ -92,13 +92,13 @@ class TableReads:
         if t.in_frame:
             frame = self._fresh(f"{t.name}_frame")
             n, L = len(t.values), self.fn.lanes
-            out.append(C.Decl(t.storage.c_type, frame, None, array=n, align=self._align(64)))
+            out.append(C.Decl(t.lane.c_type, frame, None, array=n, align=self._align(64)))
             if L > 1 and n % L == 0:
                 # vector by vector: a copy loop becomes memcpy or, with gcc, `rep movsq`,
                 # whose start-up cost as much as the rest of the function's gap to clang
                 # (sntrup761 AVX2 base, gcc 12 on Zen 5: 1,180 -> 1,080 ticks)
                 src = self._fresh(f"{t.name}_src")
-                out.append(C.Decl(f"const {t.storage.c_type} *const", src, table))
+                out.append(C.Decl(f"const {t.lane.c_type} *const", src, table))
                 for k in range(0, n, L):
                     vec = self._fresh(f"{t.name}_row")
                     load = self.isa.load(C.Name(src), C.Int(k), aligned=True)
@@ -112,9 +112,9 @@ class TableReads:
         hide = t.in_frame or self.isa.opaque_tables
         if hide or (self.isa.gcc_opaque_tables and t in self._broadcast):
             # a pointer the asm may change: `const T *name`
-            out.append(C.Decl(f"const {t.storage.c_type}", f"*{name}", table))
+            out.append(C.Decl(f"const {t.lane.c_type}", f"*{name}", table))
             macro = self.isa.ctx.macro(OPAQUE_MACRO if hide else GCC_OPAQUE_MACRO)
             out.append(C.ExprStmt(C.Call(macro, (C.Name(name),))))
         else:
-            out.append(C.Decl(f"const {t.storage.c_type} *const", name, table))
+            out.append(C.Decl(f"const {t.lane.c_type} *const", name, table))
         return out

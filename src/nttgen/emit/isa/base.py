@@ -111,9 +111,10 @@ class Isa(ABC):
     # whether a function with more broadcast constants than registers reads each where it is
     # used, from a table (instructions that take a memory operand; see emit.const_loads)
     constants_in_memory: bool = False
-    # whether 16-bit lanes broadcast table entries by 32-bit broadcasts of a copy of the table
-    # that holds each entry twice (``load_broadcast_pair``; see emit.paired_broadcasts)
-    paired_broadcasts: bool = False
+    # whether 16-bit lanes read the table entries they broadcast at fixed indices by aligned
+    # vector loads of a copy that holds each entry over a whole vector (see
+    # emit.vector_broadcasts)
+    vector_broadcasts: bool = False
     # whether one-lane programs are strip-mined over the hardware vector length (RVV's
     # vsetvl) rather than emitted as scalar C (:mod:`nttgen.emit.strip_emit`)
     strip_mined: bool = False
@@ -244,11 +245,6 @@ class Isa(ABC):
     @abstractmethod
     def load_broadcast(self, base: C.Expr, index: C.Expr) -> C.Expr:
         """Load ``base[index]`` into every lane."""
-
-    def load_broadcast_pair(self, base: C.Expr, index: C.Expr) -> C.Expr:
-        """Load the 32-bit ``base[index]`` into every pair of 16-bit lanes (its two halves
-        equal: a 16-bit broadcast by a 32-bit one; ISAs with ``paired_broadcasts``)."""
-        raise NotImplementedError(f"{self.name} has no paired broadcasts")
 
     @abstractmethod
     def store(self, base: C.Expr, index: C.Expr, value: C.Expr, aligned: bool) -> C.Stmt:

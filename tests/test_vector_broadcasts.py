@@ -1,11 +1,11 @@
-"""16-bit broadcasts of table entries as 32-bit broadcasts (nttgen.emit.paired_broadcasts).
+"""16-bit broadcasts of table entries as whole-vector loads (nttgen.emit.vector_broadcasts).
 
-On x86 a 16-bit broadcast from memory is a load and a shuffle, a 32-bit one the load alone,
-so the emitter reads the twiddles that the unrolled transforms broadcast from a copy of those
-entries, each held in both halves of a 32-bit word. The rewrite must keep every entry's value
-in every lane (the compiled kernels' three-way checks run on the files it shapes), touch only
-the fixed-index broadcasts of 16-bit functions on ISAs that ask for it, and keep the static
-data small."""
+On x86 a 16-bit broadcast from memory is a load and a shuffle, and a whole vector's load folds
+into the instruction that reads it, so the emitter reads the twiddles that the unrolled
+transforms broadcast from a copy of those entries, each repeated over a whole vector. The
+rewrite must keep every entry's value in every lane (the compiled kernels' three-way checks run
+on the files it shapes), touch only the fixed-index broadcasts of 16-bit functions on ISAs that
+ask for it, and keep the static data small."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from nttgen.dsl.builder import Builder
 from nttgen.dsl.ir import Affine, Function, Load, LoopVar, Table, walk
 from nttgen.emit.isa import isa_class
 from nttgen.emit.isa.base import EmitContext, Isa
-from nttgen.emit.paired_broadcasts import paired, paired_broadcasts_for
+from nttgen.emit.vector_broadcasts import spread, vector_broadcasts_for
 from nttgen.generate import generate
 from nttgen.interp.evaluate import evaluate
 from nttgen.lanes import I16, I32
@@ -57,34 +57,31 @@ def _broadcasts(fn: Function) -> list[Load]:
     return [s for s in walk(fn.body) if isinstance(s, Load) and s.broadcast]
 
 
-def test_paired_entries_hold_the_entry_in_both_halves() -> None:
-    """A paired table reads as its entries; stored, each 32-bit word, read as two 16-bit
-    lanes (little endian), gives the entry twice."""
-    t = Table("w", I16, tuple(VALUES))
-    p = paired(t, list(range(len(VALUES))))
-    assert p.paired and p.lane == I16 and p.storage == I32 and p.name == "w_x2"
-    assert p.values == t.values
-    for v, w in zip(VALUES, p.stored_values(), strict=True):
-        assert -(1 << 31) <= w < 1 << 31
-        u = w & 0xFFFFFFFF
-        for half in (u & 0xFFFF, u >> 16):
-            assert half - (1 << 16) * (half >= 1 << 15) == v
+def test_spread_entries_fill_a_vector_each() -> None:
+    """The k-th vector of a spread copy holds the k-th chosen entry in every lane, the
+    extremes of a 16-bit entry included."""
+    t = Table("w", I16, tuple(VALUES), notes=((4, "second half"),))
+    chosen = [4, 0, 2]
+    p = spread(t, chosen, L)
+    assert p.lane == I16 and p.name == "w_v" and p.constants
+    assert len(p.values) == len(chosen) * L
+    for k, i in enumerate(chosen):
+        assert p.values[k * L : (k + 1) * L] == (VALUES[i],) * L
+    assert p.notes == ((0, "second half"),)
 
 
 def test_fixed_broadcasts_read_a_copy_of_just_their_entries() -> None:
-    """The two fixed entries (3 and 1, read three times) go to a two-word copy, in index
-    order; the loop's broadcast and the vector load keep the 16-bit table."""
+    """The two fixed entries (3 and 1, read three times) go to a two-vector copy, in index
+    order, read by aligned vector loads; the loop's broadcast and the vector load keep the
+    table."""
     fn = _program()
-    out = paired_broadcasts_for(fn, _backend("avx2"))
-    loads = _broadcasts(out)
-    copies = {s.src for s in loads if isinstance(s.src, Table) and s.src.paired}
-    assert len(copies) == 1
-    (copy,) = copies
-    assert isinstance(copy, Table)
-    assert copy.values == (SMALL[1], SMALL[3])
-    fixed = [s for s in loads if s.src is copy]
-    assert [s.index.const for s in fixed] == [1, 0, 1]  # entries 3, 1, 3
-    looped = [s for s in loads if not s.src.paired]
+    out = vector_broadcasts_for(fn, _backend("avx2"))
+    (copy,) = [t for t in out.tables if t.name == "w_v"]
+    assert copy.values == (SMALL[1],) * L + (SMALL[3],) * L
+    fixed = [s for s in walk(out.body) if isinstance(s, Load) and s.src is copy]
+    assert [s.index.const for s in fixed] == [L, 0, L]  # entries 3, 1, 3
+    assert not any(s.broadcast or s.index.terms for s in fixed)
+    looped = _broadcasts(out)
     assert len(looped) == 1 and looped[0].index.terms
     # the 16-bit table stays for the loop's broadcast (entries 4, 5) and the vector load
     # (entries L .. 2L - 1), with the entries no load reads any more stored as 0
@@ -105,7 +102,7 @@ def test_the_table_left_is_cut_to_the_entries_still_read() -> None:
     S.store(r, 0, S.add(S.load(a, 0), S.load(t, 2, broadcast=True)))
     S.store(r, L, S.add(S.load(a, L), S.load(t, 2 * L)))
     fn = S.finish()
-    out = paired_broadcasts_for(fn, _backend("avx2"))
+    out = vector_broadcasts_for(fn, _backend("avx2"))
     (kept,) = [x for x in out.tables if x.name == "w"]
     assert kept.values == fn.tables[0].values[2 * L : 3 * L]
     (vector,) = [s for s in walk(out.body) if isinstance(s, Load) and s.src is kept]
@@ -122,15 +119,16 @@ def test_a_table_read_only_by_fixed_broadcasts_is_replaced() -> None:
     r = S.output("r", L)
     t = S.table("w", SMALL, doc="entries")
     S.store(r, 0, S.add(S.load(a, 0), S.load(t, 5, broadcast=True)))
-    out = paired_broadcasts_for(S.finish(), _backend("avx512"))
-    assert [x.name for x in out.tables] == ["w_x2"]
-    assert out.tables[0].values == (SMALL[5],) and out.tables[0].paired
+    out = vector_broadcasts_for(S.finish(), _backend("avx512"))
+    assert [x.name for x in out.tables] == ["w_v"]
+    assert out.tables[0].values == (SMALL[5],) * L
 
 
 def test_the_rewritten_function_computes_the_same() -> None:
-    """The exact evaluator reads a paired table as its entries: same outputs."""
+    """The exact evaluator reads the loads of the spread copy as the broadcasts: same
+    outputs."""
     fn = _program()
-    out = paired_broadcasts_for(fn, _backend("avx2"))
+    out = vector_broadcasts_for(fn, _backend("avx2"))
     a = np.random.default_rng(1).integers(-Q, Q + 1, size=(8, 4 * L))
     arith = Arith(Q, I16)
     before = evaluate(fn, arith, {"a": a}, checked=True)["r"]
@@ -140,17 +138,19 @@ def test_the_rewritten_function_computes_the_same() -> None:
 @pytest.mark.parametrize(("isa", "lane"), [("neon", 16), ("c", 16), ("avx2", 32)])
 def test_other_isas_and_32_bit_lanes_are_left_alone(isa: str, lane: int) -> None:
     fn = _program(lane)
-    assert paired_broadcasts_for(fn, _backend(isa, lane)) is fn
+    assert vector_broadcasts_for(fn, _backend(isa, lane)) is fn
 
 
 @pytest.mark.parametrize("isa", ["avx2", "avx512"])
-def test_ml_kem_transforms_broadcast_32_bit_words(isa: str) -> None:
-    """The shipped ML-KEM files: the unrolled forward transform's broadcast twiddles come
-    from a small paired table by ``set1_epi32``; no 16-bit broadcast reads a table at a fixed
-    index there, and the copy holds a few dozen words, not the twiddle table."""
+def test_ml_kem_transforms_load_twiddle_vectors(isa: str) -> None:
+    """The shipped ML-KEM files: the unrolled forward transform's broadcast twiddles are
+    aligned loads of a small spread table; no 16-bit broadcast reads a table at a fixed index
+    there, and the copy holds a few dozen vectors, not the twiddle table."""
     source = generate(get_ring("mlkem"), isa).source
-    width = "256" if isa == "avx2" else "512"
-    m = re.search(r"static const int32_t nttgen_mlkem_\w+_x2\[(\d+)\]", source)
-    assert m is not None and int(m.group(1)) <= 64
-    assert re.search(rf"_mm{width}_set1_epi32\(\w+_x2_\d+\[\d+\]\)", source)
+    width = 256 if isa == "avx2" else 512
+    m = re.search(r"static const int16_t nttgen_mlkem_\w+_v\[(\d+)\]", source)
+    assert m is not None and int(m.group(1)) <= 64 * (width // 16)
+    assert re.search(
+        rf"_mm{width}_load_si{width}\(\(const __m{width}i \*\)&\w+_v_\d+\[\d+\]\)", source
+    )
     assert not re.search(rf"_mm{width}_set1_epi16\(\w+\[\d+\]\)", source)
