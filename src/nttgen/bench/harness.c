@@ -18,13 +18,13 @@
  * placement made the same binary 1.3-1.5x slower in some runs), and every sample moves the stack
  * and the buffers the kernels write to one of 64 placements 64 bytes apart, drawn at random (see
  * STACK_STEP), so the median is that of a typical placement, not of the one the run happened to
- * get. In-place kernels (ntt, intt) need a fresh
- * valid input for every call: each batch runs in runs of INPLACE_RUN calls, each on its own copy
- * of a pristine input made before the run's clock starts (all in L1), and the runs' ticks are
- * summed. (Timing a copy with every call and subtracting the copy timed alone undercounted short
- * kernels: the out-of-order core overlaps the next copy with the kernel, by an amount that
- * depended on code layout.) Kernels are reached through a table of function pointers so that
- * every ISA of a ring is timed in one run, under the same conditions.
+ * get. In-place kernels (ntt, intt) need a fresh valid input for every call: each batch runs in
+ * runs of INPLACE_RUN calls, each on its own copy of a pristine input made before the run's clock
+ * starts (all in L1), and the runs' ticks are summed. (Timing a copy with every call and
+ * subtracting the copy timed alone undercounted short kernels: the out-of-order core overlaps the
+ * next copy with the kernel, by an amount that depended on code layout.) Kernels are reached
+ * through a table of function pointers so that every ISA of a ring is timed in one run, under the
+ * same conditions.
  *
  * Output: one JSON object per line on stdout, per (kernel set, op, k): the ticks per call of
  * every sample in the order taken (sample s of every set taken together).
@@ -199,10 +199,8 @@ static uint64_t sample(const bench_kernels_t *k, const bench_elem_t *cache, enum
 
 /* The placements are drawn at random for every sample (xorshift64, seeded per process), the
  * stack's and the buffers' independently: over many samples each placement of either, and each
- * distance between them, comes about equally often. (Placements that stepped through a fixed
- * sequence met only some of those distances in the samples of one op, and which ones depended
- * on the run's sample count: ML-DSA's ntt by clang-19 took 0.95 or 1.00 of gcc's as that
- * count changed.) */
+ * distance between them, comes about equally often, whatever the run's sample count and ops
+ * (a fixed sequence shared by the ops would give each op only some of the distances). */
 static uint64_t placement_state = 0x9e3779b97f4a7c15u;
 
 static unsigned random_placement(void) {
