@@ -146,28 +146,28 @@ static inline __m256i nttgen_mldsa_avx2_keep(__m256i a) {
 #endif
 
 /*
- * High halves of the signed 32x32-bit products, even and odd lanes by vpmuldq.
+ * The high halves of mulhi, where b holds one value in every lane: its odd lanes need no move.
  */
-static inline __m256i nttgen_mldsa_avx2_mulhi(__m256i a, __m256i b) {
+static inline __m256i nttgen_mldsa_avx2_mulhi_u(__m256i a, __m256i b) {
     const __m256i p_e = _mm256_mul_epi32(a, b);
-    const __m256i p_o = _mm256_mul_epi32(_mm256_srli_epi64(a, 32), _mm256_srli_epi64(b, 32));
-    return _mm256_blend_epi32(_mm256_srli_epi64(p_e, 32), p_o, 170);
+    const __m256i p_o = _mm256_mul_epi32(_mm256_shuffle_epi32(a, 245), b);
+    return _mm256_blend_epi32(_mm256_shuffle_epi32(p_e, 245), p_o, 170);
 }
 
 /*
  * Signed Montgomery product of two variables, 8 lanes (m = lo(a*b)*q^-1).
  */
 static inline __m256i nttgen_mldsa_avx2_montmul_var(__m256i a, __m256i b) {
-    const __m256i a_o = _mm256_srli_epi64(a, 32);
+    const __m256i a_o = _mm256_shuffle_epi32(a, 245);
     const __m256i p_e = _mm256_mul_epi32(a, b);
-    const __m256i p_o = _mm256_mul_epi32(a_o, _mm256_srli_epi64(b, 32));
+    const __m256i p_o = _mm256_mul_epi32(a_o, _mm256_shuffle_epi32(b, 245));
     const __m256i qiv = nttgen_mldsa_avx2_keep(_mm256_set1_epi32(58728449));
     const __m256i qv = nttgen_mldsa_avx2_keep(_mm256_set1_epi32(8380417));
     const __m256i m_e = _mm256_mul_epi32(p_e, qiv);
     const __m256i m_o = _mm256_mul_epi32(p_o, qiv);
     const __m256i r_e = _mm256_sub_epi32(p_e, _mm256_mul_epi32(m_e, qv));
     const __m256i r_o = _mm256_sub_epi32(p_o, _mm256_mul_epi32(m_o, qv));
-    const __m256i r = _mm256_blend_epi32(_mm256_srli_epi64(r_e, 32), r_o, 170);
+    const __m256i r = _mm256_blend_epi32(_mm256_shuffle_epi32(r_e, 245), r_o, 170);
     return nttgen_mldsa_avx2_keep(r);
 }
 
@@ -178,10 +178,23 @@ static inline __m256i nttgen_mldsa_avx2_montmul_var(__m256i a, __m256i b) {
  * multiplications where the Montgomery product needs 5.
  */
 static inline __m256i nttgen_mldsa_avx2_shoupmul(__m256i a, __m256i z, __m256i zs) {
-    const __m256i a_o = _mm256_srli_epi64(a, 32);
+    const __m256i a_o = _mm256_shuffle_epi32(a, 245);
     const __m256i t_e = _mm256_mul_epi32(a, zs);
-    const __m256i t_o = _mm256_mul_epi32(a_o, _mm256_srli_epi64(zs, 32));
-    const __m256i t = _mm256_blend_epi32(_mm256_srli_epi64(t_e, 32), t_o, 170);
+    const __m256i t_o = _mm256_mul_epi32(a_o, _mm256_shuffle_epi32(zs, 245));
+    const __m256i t = _mm256_blend_epi32(_mm256_shuffle_epi32(t_e, 245), t_o, 170);
+    const __m256i qv = nttgen_mldsa_avx2_keep(_mm256_set1_epi32(8380417));
+    const __m256i tq = _mm256_mullo_epi32(t, qv);
+    return nttgen_mldsa_avx2_keep(_mm256_sub_epi32(_mm256_mullo_epi32(a, z), tq));
+}
+
+/*
+ * shoupmul, where zs holds one value in every lane: its odd lanes need no move.
+ */
+static inline __m256i nttgen_mldsa_avx2_shoupmul_u(__m256i a, __m256i z, __m256i zs) {
+    const __m256i a_o = _mm256_shuffle_epi32(a, 245);
+    const __m256i t_e = _mm256_mul_epi32(a, zs);
+    const __m256i t_o = _mm256_mul_epi32(a_o, zs);
+    const __m256i t = _mm256_blend_epi32(_mm256_shuffle_epi32(t_e, 245), t_o, 170);
     const __m256i qv = nttgen_mldsa_avx2_keep(_mm256_set1_epi32(8380417));
     const __m256i tq = _mm256_mullo_epi32(t, qv);
     return nttgen_mldsa_avx2_keep(_mm256_sub_epi32(_mm256_mullo_epi32(a, z), tq));
@@ -214,7 +227,7 @@ static inline __m256i nttgen_mldsa_avx2_ilv32_hi(__m256i a, __m256i b) {
  */
 static inline __m256i nttgen_mldsa_avx2_barrett(__m256i a) {
     const __m256i bv = nttgen_mldsa_avx2_keep(_mm256_set1_epi32(1074791297));
-    const __m256i hi = nttgen_mldsa_avx2_mulhi(a, bv);
+    const __m256i hi = nttgen_mldsa_avx2_mulhi_u(a, bv);
     const __m256i r = _mm256_add_epi32(hi, _mm256_set1_epi32(1048576));
     const __m256i t = _mm256_srai_epi32(r, 21);
     const __m256i qv = nttgen_mldsa_avx2_keep(_mm256_set1_epi32(8380417));
@@ -225,16 +238,16 @@ static inline __m256i nttgen_mldsa_avx2_barrett(__m256i a) {
 /*
  * Signed Montgomery reduction of 64-bit sums (the even lanes, then the odd ones)
  * to 32-bit lanes in their order: (a - m*q) / 2^32 with m = lo(a)*q^-1 mod 2^32
- * (vpmulld, vpmuldq, vpsubq, a shift and a blend).
+ * (vpmuldq, vpmuldq, vpsubq, a shuffle and a blend).
  */
 static inline __m256i nttgen_mldsa_avx2_mredw(__m256i lo, __m256i hi) {
     const __m256i qinv = nttgen_mldsa_avx2_keep(_mm256_set1_epi32(58728449));
     const __m256i q = nttgen_mldsa_avx2_keep(_mm256_set1_epi32(8380417));
-    const __m256i m_lo = _mm256_mullo_epi32(lo, qinv);
+    const __m256i m_lo = _mm256_mul_epi32(lo, qinv);
     const __m256i d_lo = _mm256_sub_epi64(lo, _mm256_mul_epi32(m_lo, q));
-    const __m256i m_hi = _mm256_mullo_epi32(hi, qinv);
+    const __m256i m_hi = _mm256_mul_epi32(hi, qinv);
     const __m256i d_hi = _mm256_sub_epi64(hi, _mm256_mul_epi32(m_hi, q));
-    return _mm256_blend_epi32(_mm256_srli_epi64(d_lo, 32), d_hi, 170);
+    return _mm256_blend_epi32(_mm256_shuffle_epi32(d_lo, 245), d_hi, 170);
 }
 
 // twiddles zeta_k = r^brv(k), Shoup pairs (z, round(z*beta/q)), in consumption order: as lane
@@ -491,22 +504,22 @@ static NTTGEN_NOINLINE void nttgen_mldsa_avx2_ntt_from(int32_t r[256], const int
     for (size_t j_0 = 0; j_0 < 4; ++j_0) {
         const __m256i x_0 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 8] + 192));
         const __m256i x_1 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 8] + 224));
-        const __m256i t_0 = nttgen_mldsa_avx2_shoupmul(x_0, zeta_0, zetaqinv_0);
-        const __m256i t_1 = nttgen_mldsa_avx2_shoupmul(x_1, zeta_0, zetaqinv_0);
+        const __m256i t_0 = nttgen_mldsa_avx2_shoupmul_u(x_0, zeta_0, zetaqinv_0);
+        const __m256i t_1 = nttgen_mldsa_avx2_shoupmul_u(x_1, zeta_0, zetaqinv_0);
         const __m256i x_2 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 8] + 128));
         const __m256i x_3 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 8] + 64));
         const __m256i x_4 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 8] + 160));
         const __m256i x_5 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 8] + 96));
-        const __m256i t_2 = nttgen_mldsa_avx2_shoupmul(x_2, zeta_0, zetaqinv_0);
+        const __m256i t_2 = nttgen_mldsa_avx2_shoupmul_u(x_2, zeta_0, zetaqinv_0);
         const __m256i x_6 = _mm256_add_epi32(x_3, t_0);
         const __m256i x_7 = _mm256_sub_epi32(x_3, t_0);
-        const __m256i t_3 = nttgen_mldsa_avx2_shoupmul(x_4, zeta_0, zetaqinv_0);
+        const __m256i t_3 = nttgen_mldsa_avx2_shoupmul_u(x_4, zeta_0, zetaqinv_0);
         const __m256i x_8 = _mm256_add_epi32(x_5, t_1);
         const __m256i x_9 = _mm256_sub_epi32(x_5, t_1);
-        const __m256i t_4 = nttgen_mldsa_avx2_shoupmul(x_6, zeta_1, zetaqinv_1);
-        const __m256i t_5 = nttgen_mldsa_avx2_shoupmul(x_7, zeta_2, zetaqinv_2);
-        const __m256i t_6 = nttgen_mldsa_avx2_shoupmul(x_8, zeta_1, zetaqinv_1);
-        const __m256i t_7 = nttgen_mldsa_avx2_shoupmul(x_9, zeta_2, zetaqinv_2);
+        const __m256i t_4 = nttgen_mldsa_avx2_shoupmul_u(x_6, zeta_1, zetaqinv_1);
+        const __m256i t_5 = nttgen_mldsa_avx2_shoupmul_u(x_7, zeta_2, zetaqinv_2);
+        const __m256i t_6 = nttgen_mldsa_avx2_shoupmul_u(x_8, zeta_1, zetaqinv_1);
+        const __m256i t_7 = nttgen_mldsa_avx2_shoupmul_u(x_9, zeta_2, zetaqinv_2);
         const __m256i x_10 = _mm256_loadu_si256((const __m256i *)&a[j_0 * 8]);
         const __m256i x_11 = _mm256_loadu_si256((const __m256i *)(&a[j_0 * 8] + 32));
         const __m256i x_12 = _mm256_add_epi32(x_10, t_2);
@@ -538,8 +551,8 @@ static NTTGEN_NOINLINE void nttgen_mldsa_avx2_ntt_from(int32_t r[256], const int
         const __m256i zetaqinv_4 = _mm256_set1_epi32(zetas_0[blk_0 * 416 + 395]);
         const __m256i x_24 = _mm256_loadu_si256((const __m256i *)(&r[blk_0 * 64] + 56));
         const __m256i x_25 = _mm256_loadu_si256((const __m256i *)(&r[blk_0 * 64] + 184));
-        const __m256i t_8 = nttgen_mldsa_avx2_shoupmul(x_24, zeta_3, zetaqinv_3);
-        const __m256i t_9 = nttgen_mldsa_avx2_shoupmul(x_25, zeta_4, zetaqinv_4);
+        const __m256i t_8 = nttgen_mldsa_avx2_shoupmul_u(x_24, zeta_3, zetaqinv_3);
+        const __m256i t_9 = nttgen_mldsa_avx2_shoupmul_u(x_25, zeta_4, zetaqinv_4);
         const __m256i x_26 = _mm256_loadu_si256((const __m256i *)(&r[blk_0 * 64] + 48));
         const __m256i x_27 = _mm256_loadu_si256((const __m256i *)(&r[blk_0 * 64] + 176));
         const __m256i x_28 = _mm256_loadu_si256((const __m256i *)(&r[blk_0 * 64] + 40));
@@ -554,18 +567,18 @@ static NTTGEN_NOINLINE void nttgen_mldsa_avx2_ntt_from(int32_t r[256], const int
         const __m256i zetaqinv_7 = _mm256_set1_epi32(zetas_0[blk_0 * 416 + 401]);
         const __m256i zeta_8 = _mm256_set1_epi32(zetas_0[blk_0 * 416 + 402]);
         const __m256i zetaqinv_8 = _mm256_set1_epi32(zetas_0[blk_0 * 416 + 403]);
-        const __m256i t_10 = nttgen_mldsa_avx2_shoupmul(x_26, zeta_3, zetaqinv_3);
-        const __m256i t_11 = nttgen_mldsa_avx2_shoupmul(x_27, zeta_4, zetaqinv_4);
-        const __m256i t_12 = nttgen_mldsa_avx2_shoupmul(x_28, zeta_3, zetaqinv_3);
-        const __m256i t_13 = nttgen_mldsa_avx2_shoupmul(x_29, zeta_4, zetaqinv_4);
+        const __m256i t_10 = nttgen_mldsa_avx2_shoupmul_u(x_26, zeta_3, zetaqinv_3);
+        const __m256i t_11 = nttgen_mldsa_avx2_shoupmul_u(x_27, zeta_4, zetaqinv_4);
+        const __m256i t_12 = nttgen_mldsa_avx2_shoupmul_u(x_28, zeta_3, zetaqinv_3);
+        const __m256i t_13 = nttgen_mldsa_avx2_shoupmul_u(x_29, zeta_4, zetaqinv_4);
         const __m256i x_32 = _mm256_add_epi32(x_30, t_8);
         const __m256i x_33 = _mm256_sub_epi32(x_30, t_8);
         const __m256i x_34 = _mm256_add_epi32(x_31, t_9);
         const __m256i x_35 = _mm256_sub_epi32(x_31, t_9);
-        const __m256i t_14 = nttgen_mldsa_avx2_shoupmul(x_32, zeta_5, zetaqinv_5);
-        const __m256i t_15 = nttgen_mldsa_avx2_shoupmul(x_34, zeta_6, zetaqinv_6);
-        const __m256i t_16 = nttgen_mldsa_avx2_shoupmul(x_33, zeta_7, zetaqinv_7);
-        const __m256i t_17 = nttgen_mldsa_avx2_shoupmul(x_35, zeta_8, zetaqinv_8);
+        const __m256i t_14 = nttgen_mldsa_avx2_shoupmul_u(x_32, zeta_5, zetaqinv_5);
+        const __m256i t_15 = nttgen_mldsa_avx2_shoupmul_u(x_34, zeta_6, zetaqinv_6);
+        const __m256i t_16 = nttgen_mldsa_avx2_shoupmul_u(x_33, zeta_7, zetaqinv_7);
+        const __m256i t_17 = nttgen_mldsa_avx2_shoupmul_u(x_35, zeta_8, zetaqinv_8);
         const __m256i x_36 = _mm256_loadu_si256((const __m256i *)(&r[blk_0 * 64] + 32));
         const __m256i x_37 = _mm256_loadu_si256((const __m256i *)(&r[blk_0 * 64] + 160));
         const __m256i x_38 = _mm256_loadu_si256((const __m256i *)(&r[blk_0 * 64] + 16));
@@ -586,8 +599,8 @@ static NTTGEN_NOINLINE void nttgen_mldsa_avx2_ntt_from(int32_t r[256], const int
         const __m256i zetaqinv_15 = _mm256_set1_epi32(zetas_0[blk_0 * 416 + 417]);
         const __m256i zeta_16 = _mm256_set1_epi32(zetas_0[blk_0 * 416 + 418]);
         const __m256i zetaqinv_16 = _mm256_set1_epi32(zetas_0[blk_0 * 416 + 419]);
-        const __m256i t_18 = nttgen_mldsa_avx2_shoupmul(x_36, zeta_3, zetaqinv_3);
-        const __m256i t_19 = nttgen_mldsa_avx2_shoupmul(x_37, zeta_4, zetaqinv_4);
+        const __m256i t_18 = nttgen_mldsa_avx2_shoupmul_u(x_36, zeta_3, zetaqinv_3);
+        const __m256i t_19 = nttgen_mldsa_avx2_shoupmul_u(x_37, zeta_4, zetaqinv_4);
         const __m256i zeta_17 = _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 416] + 8));
         const __m256i zetaqinv_17 =
             _mm256_load_si256((const __m256i *)(&zetas_0[blk_0 * 416] + 16));
@@ -664,34 +677,34 @@ static NTTGEN_NOINLINE void nttgen_mldsa_avx2_ntt_from(int32_t r[256], const int
         const __m256i x_41 = _mm256_loadu_si256((const __m256i *)(&r[blk_0 * 64] + 136));
         const __m256i x_42 = _mm256_add_epi32(x_38, t_10);
         const __m256i x_43 = _mm256_sub_epi32(x_38, t_10);
-        const __m256i t_20 = nttgen_mldsa_avx2_shoupmul(x_42, zeta_5, zetaqinv_5);
-        const __m256i t_21 = nttgen_mldsa_avx2_shoupmul(x_43, zeta_7, zetaqinv_7);
+        const __m256i t_20 = nttgen_mldsa_avx2_shoupmul_u(x_42, zeta_5, zetaqinv_5);
+        const __m256i t_21 = nttgen_mldsa_avx2_shoupmul_u(x_43, zeta_7, zetaqinv_7);
         const __m256i x_44 = _mm256_add_epi32(x_39, t_11);
         const __m256i x_45 = _mm256_sub_epi32(x_39, t_11);
-        const __m256i t_22 = nttgen_mldsa_avx2_shoupmul(x_44, zeta_6, zetaqinv_6);
-        const __m256i t_23 = nttgen_mldsa_avx2_shoupmul(x_45, zeta_8, zetaqinv_8);
+        const __m256i t_22 = nttgen_mldsa_avx2_shoupmul_u(x_44, zeta_6, zetaqinv_6);
+        const __m256i t_23 = nttgen_mldsa_avx2_shoupmul_u(x_45, zeta_8, zetaqinv_8);
         const __m256i x_46 = _mm256_add_epi32(x_40, t_12);
         const __m256i x_47 = _mm256_sub_epi32(x_40, t_12);
         const __m256i x_48 = _mm256_add_epi32(x_41, t_13);
         const __m256i x_49 = _mm256_sub_epi32(x_41, t_13);
         const __m256i x_50 = _mm256_add_epi32(x_46, t_14);
         const __m256i x_51 = _mm256_sub_epi32(x_46, t_14);
-        const __m256i t_24 = nttgen_mldsa_avx2_shoupmul(x_50, zeta_9, zetaqinv_9);
-        const __m256i t_25 = nttgen_mldsa_avx2_shoupmul(x_51, zeta_13, zetaqinv_13);
+        const __m256i t_24 = nttgen_mldsa_avx2_shoupmul_u(x_50, zeta_9, zetaqinv_9);
+        const __m256i t_25 = nttgen_mldsa_avx2_shoupmul_u(x_51, zeta_13, zetaqinv_13);
         const __m256i x_52 = _mm256_add_epi32(x_48, t_15);
         const __m256i x_53 = _mm256_sub_epi32(x_48, t_15);
-        const __m256i t_26 = nttgen_mldsa_avx2_shoupmul(x_52, zeta_10, zetaqinv_10);
-        const __m256i t_27 = nttgen_mldsa_avx2_shoupmul(x_53, zeta_14, zetaqinv_14);
+        const __m256i t_26 = nttgen_mldsa_avx2_shoupmul_u(x_52, zeta_10, zetaqinv_10);
+        const __m256i t_27 = nttgen_mldsa_avx2_shoupmul_u(x_53, zeta_14, zetaqinv_14);
         const __m256i x_54 = _mm256_add_epi32(x_47, t_16);
         const __m256i x_55 = _mm256_sub_epi32(x_47, t_16);
         goto part_1;
     part_1:;
-        const __m256i t_28 = nttgen_mldsa_avx2_shoupmul(x_54, zeta_11, zetaqinv_11);
-        const __m256i t_29 = nttgen_mldsa_avx2_shoupmul(x_55, zeta_15, zetaqinv_15);
+        const __m256i t_28 = nttgen_mldsa_avx2_shoupmul_u(x_54, zeta_11, zetaqinv_11);
+        const __m256i t_29 = nttgen_mldsa_avx2_shoupmul_u(x_55, zeta_15, zetaqinv_15);
         const __m256i x_56 = _mm256_add_epi32(x_49, t_17);
         const __m256i x_57 = _mm256_sub_epi32(x_49, t_17);
-        const __m256i t_30 = nttgen_mldsa_avx2_shoupmul(x_56, zeta_12, zetaqinv_12);
-        const __m256i t_31 = nttgen_mldsa_avx2_shoupmul(x_57, zeta_16, zetaqinv_16);
+        const __m256i t_30 = nttgen_mldsa_avx2_shoupmul_u(x_56, zeta_12, zetaqinv_12);
+        const __m256i t_31 = nttgen_mldsa_avx2_shoupmul_u(x_57, zeta_16, zetaqinv_16);
         const __m256i x_58 = _mm256_loadu_si256((const __m256i *)&r[blk_0 * 64]);
         const __m256i x_59 = _mm256_loadu_si256((const __m256i *)(&r[blk_0 * 64] + 128));
         const __m256i x_60 = _mm256_add_epi32(x_58, t_18);
@@ -935,12 +948,12 @@ void nttgen_mldsa_avx2_basemul_acc(int32_t r[256], const int32_t *a, const int32
         const __m256i pin_1 = nttgen_mldsa_avx2_keep(b_0);
         const __m256i w_0 = _mm256_mul_epi32(pin_0, pin_1);
         const __m256i w_1 =
-            _mm256_mul_epi32(_mm256_srli_epi64(pin_0, 32), _mm256_srli_epi64(pin_1, 32));
+            _mm256_mul_epi32(_mm256_shuffle_epi32(pin_0, 245), _mm256_shuffle_epi32(pin_1, 245));
         const __m256i pin_2 = nttgen_mldsa_avx2_keep(a_1);
         const __m256i pin_3 = nttgen_mldsa_avx2_keep(b_1);
         const __m256i w_2 = _mm256_mul_epi32(pin_2, pin_3);
         const __m256i w_3 =
-            _mm256_mul_epi32(_mm256_srli_epi64(pin_2, 32), _mm256_srli_epi64(pin_3, 32));
+            _mm256_mul_epi32(_mm256_shuffle_epi32(pin_2, 245), _mm256_shuffle_epi32(pin_3, 245));
         __m256i w_4 = w_0;
         __m256i w_5 = w_1;
         __m256i w_6 = w_2;
@@ -957,13 +970,13 @@ void nttgen_mldsa_avx2_basemul_acc(int32_t r[256], const int32_t *a, const int32
             const __m256i pin_4 = nttgen_mldsa_avx2_keep(a_2);
             const __m256i pin_5 = nttgen_mldsa_avx2_keep(b_2);
             const __m256i w_8 = _mm256_mul_epi32(pin_4, pin_5);
-            const __m256i w_9 =
-                _mm256_mul_epi32(_mm256_srli_epi64(pin_4, 32), _mm256_srli_epi64(pin_5, 32));
+            const __m256i w_9 = _mm256_mul_epi32(_mm256_shuffle_epi32(pin_4, 245),
+                                                 _mm256_shuffle_epi32(pin_5, 245));
             const __m256i pin_6 = nttgen_mldsa_avx2_keep(a_3);
             const __m256i pin_7 = nttgen_mldsa_avx2_keep(b_3);
             const __m256i w_10 = _mm256_mul_epi32(pin_6, pin_7);
-            const __m256i w_11 =
-                _mm256_mul_epi32(_mm256_srli_epi64(pin_6, 32), _mm256_srli_epi64(pin_7, 32));
+            const __m256i w_11 = _mm256_mul_epi32(_mm256_shuffle_epi32(pin_6, 245),
+                                                  _mm256_shuffle_epi32(pin_7, 245));
             const __m256i w_12 = _mm256_add_epi64(w_4, w_8);
             const __m256i w_13 = _mm256_add_epi64(w_5, w_9);
             w_4 = w_12;
@@ -993,13 +1006,13 @@ void nttgen_mldsa_avx2_basemul_acc(int32_t r[256], const int32_t *a, const int32
             const __m256i pin_8 = nttgen_mldsa_avx2_keep(a_4);
             const __m256i pin_9 = nttgen_mldsa_avx2_keep(b_4);
             const __m256i w_16 = _mm256_mul_epi32(pin_8, pin_9);
-            const __m256i w_17 =
-                _mm256_mul_epi32(_mm256_srli_epi64(pin_8, 32), _mm256_srli_epi64(pin_9, 32));
+            const __m256i w_17 = _mm256_mul_epi32(_mm256_shuffle_epi32(pin_8, 245),
+                                                  _mm256_shuffle_epi32(pin_9, 245));
             const __m256i pin_10 = nttgen_mldsa_avx2_keep(a_5);
             const __m256i pin_11 = nttgen_mldsa_avx2_keep(b_5);
             const __m256i w_18 = _mm256_mul_epi32(pin_10, pin_11);
-            const __m256i w_19 =
-                _mm256_mul_epi32(_mm256_srli_epi64(pin_10, 32), _mm256_srli_epi64(pin_11, 32));
+            const __m256i w_19 = _mm256_mul_epi32(_mm256_shuffle_epi32(pin_10, 245),
+                                                  _mm256_shuffle_epi32(pin_11, 245));
             __m256i w_20 = w_16;
             __m256i w_21 = w_17;
             __m256i w_22 = w_18;
@@ -1016,13 +1029,13 @@ void nttgen_mldsa_avx2_basemul_acc(int32_t r[256], const int32_t *a, const int32
                 const __m256i pin_12 = nttgen_mldsa_avx2_keep(a_6);
                 const __m256i pin_13 = nttgen_mldsa_avx2_keep(b_6);
                 const __m256i w_24 = _mm256_mul_epi32(pin_12, pin_13);
-                const __m256i w_25 =
-                    _mm256_mul_epi32(_mm256_srli_epi64(pin_12, 32), _mm256_srli_epi64(pin_13, 32));
+                const __m256i w_25 = _mm256_mul_epi32(_mm256_shuffle_epi32(pin_12, 245),
+                                                      _mm256_shuffle_epi32(pin_13, 245));
                 const __m256i pin_14 = nttgen_mldsa_avx2_keep(a_7);
                 const __m256i pin_15 = nttgen_mldsa_avx2_keep(b_7);
                 const __m256i w_26 = _mm256_mul_epi32(pin_14, pin_15);
-                const __m256i w_27 =
-                    _mm256_mul_epi32(_mm256_srli_epi64(pin_14, 32), _mm256_srli_epi64(pin_15, 32));
+                const __m256i w_27 = _mm256_mul_epi32(_mm256_shuffle_epi32(pin_14, 245),
+                                                      _mm256_shuffle_epi32(pin_15, 245));
                 const __m256i w_28 = _mm256_add_epi64(w_20, w_24);
                 const __m256i w_29 = _mm256_add_epi64(w_21, w_25);
                 w_20 = w_28;
@@ -1104,12 +1117,12 @@ void nttgen_mldsa_avx2_basemul_acc_cached(int32_t r[256], const int32_t *a, cons
         const __m256i pin_1 = nttgen_mldsa_avx2_keep(b_0);
         const __m256i w_0 = _mm256_mul_epi32(pin_0, pin_1);
         const __m256i w_1 =
-            _mm256_mul_epi32(_mm256_srli_epi64(pin_0, 32), _mm256_srli_epi64(pin_1, 32));
+            _mm256_mul_epi32(_mm256_shuffle_epi32(pin_0, 245), _mm256_shuffle_epi32(pin_1, 245));
         const __m256i pin_2 = nttgen_mldsa_avx2_keep(a_1);
         const __m256i pin_3 = nttgen_mldsa_avx2_keep(b_1);
         const __m256i w_2 = _mm256_mul_epi32(pin_2, pin_3);
         const __m256i w_3 =
-            _mm256_mul_epi32(_mm256_srli_epi64(pin_2, 32), _mm256_srli_epi64(pin_3, 32));
+            _mm256_mul_epi32(_mm256_shuffle_epi32(pin_2, 245), _mm256_shuffle_epi32(pin_3, 245));
         __m256i w_4 = w_0;
         __m256i w_5 = w_1;
         __m256i w_6 = w_2;
@@ -1126,13 +1139,13 @@ void nttgen_mldsa_avx2_basemul_acc_cached(int32_t r[256], const int32_t *a, cons
             const __m256i pin_4 = nttgen_mldsa_avx2_keep(a_2);
             const __m256i pin_5 = nttgen_mldsa_avx2_keep(b_2);
             const __m256i w_8 = _mm256_mul_epi32(pin_4, pin_5);
-            const __m256i w_9 =
-                _mm256_mul_epi32(_mm256_srli_epi64(pin_4, 32), _mm256_srli_epi64(pin_5, 32));
+            const __m256i w_9 = _mm256_mul_epi32(_mm256_shuffle_epi32(pin_4, 245),
+                                                 _mm256_shuffle_epi32(pin_5, 245));
             const __m256i pin_6 = nttgen_mldsa_avx2_keep(a_3);
             const __m256i pin_7 = nttgen_mldsa_avx2_keep(b_3);
             const __m256i w_10 = _mm256_mul_epi32(pin_6, pin_7);
-            const __m256i w_11 =
-                _mm256_mul_epi32(_mm256_srli_epi64(pin_6, 32), _mm256_srli_epi64(pin_7, 32));
+            const __m256i w_11 = _mm256_mul_epi32(_mm256_shuffle_epi32(pin_6, 245),
+                                                  _mm256_shuffle_epi32(pin_7, 245));
             const __m256i w_12 = _mm256_add_epi64(w_4, w_8);
             const __m256i w_13 = _mm256_add_epi64(w_5, w_9);
             w_4 = w_12;
@@ -1160,13 +1173,13 @@ void nttgen_mldsa_avx2_basemul_acc_cached(int32_t r[256], const int32_t *a, cons
             const __m256i pin_8 = nttgen_mldsa_avx2_keep(a_4);
             const __m256i pin_9 = nttgen_mldsa_avx2_keep(b_4);
             const __m256i w_16 = _mm256_mul_epi32(pin_8, pin_9);
-            const __m256i w_17 =
-                _mm256_mul_epi32(_mm256_srli_epi64(pin_8, 32), _mm256_srli_epi64(pin_9, 32));
+            const __m256i w_17 = _mm256_mul_epi32(_mm256_shuffle_epi32(pin_8, 245),
+                                                  _mm256_shuffle_epi32(pin_9, 245));
             const __m256i pin_10 = nttgen_mldsa_avx2_keep(a_5);
             const __m256i pin_11 = nttgen_mldsa_avx2_keep(b_5);
             const __m256i w_18 = _mm256_mul_epi32(pin_10, pin_11);
-            const __m256i w_19 =
-                _mm256_mul_epi32(_mm256_srli_epi64(pin_10, 32), _mm256_srli_epi64(pin_11, 32));
+            const __m256i w_19 = _mm256_mul_epi32(_mm256_shuffle_epi32(pin_10, 245),
+                                                  _mm256_shuffle_epi32(pin_11, 245));
             __m256i w_20 = w_16;
             __m256i w_21 = w_17;
             __m256i w_22 = w_18;
@@ -1183,13 +1196,13 @@ void nttgen_mldsa_avx2_basemul_acc_cached(int32_t r[256], const int32_t *a, cons
                 const __m256i pin_12 = nttgen_mldsa_avx2_keep(a_6);
                 const __m256i pin_13 = nttgen_mldsa_avx2_keep(b_6);
                 const __m256i w_24 = _mm256_mul_epi32(pin_12, pin_13);
-                const __m256i w_25 =
-                    _mm256_mul_epi32(_mm256_srli_epi64(pin_12, 32), _mm256_srli_epi64(pin_13, 32));
+                const __m256i w_25 = _mm256_mul_epi32(_mm256_shuffle_epi32(pin_12, 245),
+                                                      _mm256_shuffle_epi32(pin_13, 245));
                 const __m256i pin_14 = nttgen_mldsa_avx2_keep(a_7);
                 const __m256i pin_15 = nttgen_mldsa_avx2_keep(b_7);
                 const __m256i w_26 = _mm256_mul_epi32(pin_14, pin_15);
-                const __m256i w_27 =
-                    _mm256_mul_epi32(_mm256_srli_epi64(pin_14, 32), _mm256_srli_epi64(pin_15, 32));
+                const __m256i w_27 = _mm256_mul_epi32(_mm256_shuffle_epi32(pin_14, 245),
+                                                      _mm256_shuffle_epi32(pin_15, 245));
                 const __m256i w_28 = _mm256_add_epi64(w_20, w_24);
                 const __m256i w_29 = _mm256_add_epi64(w_21, w_25);
                 w_20 = w_28;
@@ -1489,83 +1502,83 @@ void nttgen_mldsa_avx2_intt(int32_t a[256]) {
         const __m256i x_110 = _mm256_inserti128_si256(x_109, _mm256_castsi256_si128(x_108), 1);
         const __m256i x_111 = _mm256_permute2x128_si256(x_109, x_108, 49);
         const __m256i d_24 = _mm256_sub_epi32(x_82, x_98);
-        const __m256i x_112 = nttgen_mldsa_avx2_shoupmul(d_24, zeta_24, zetaqinv_24);
+        const __m256i x_112 = nttgen_mldsa_avx2_shoupmul_u(d_24, zeta_24, zetaqinv_24);
         const __m256i x_113 = _mm256_add_epi32(x_82, x_98);
         const __m256i d_25 = _mm256_sub_epi32(x_83, x_99);
-        const __m256i x_114 = nttgen_mldsa_avx2_shoupmul(d_25, zeta_25, zetaqinv_25);
+        const __m256i x_114 = nttgen_mldsa_avx2_shoupmul_u(d_25, zeta_25, zetaqinv_25);
         const __m256i x_115 = _mm256_add_epi32(x_83, x_99);
         const __m256i d_26 = _mm256_sub_epi32(x_86, x_102);
-        const __m256i x_116 = nttgen_mldsa_avx2_shoupmul(d_26, zeta_26, zetaqinv_26);
+        const __m256i x_116 = nttgen_mldsa_avx2_shoupmul_u(d_26, zeta_26, zetaqinv_26);
         const __m256i x_117 = _mm256_add_epi32(x_86, x_102);
         const __m256i d_27 = _mm256_sub_epi32(x_87, x_103);
-        const __m256i x_118 = nttgen_mldsa_avx2_shoupmul(d_27, zeta_27, zetaqinv_27);
+        const __m256i x_118 = nttgen_mldsa_avx2_shoupmul_u(d_27, zeta_27, zetaqinv_27);
         const __m256i x_119 = _mm256_add_epi32(x_87, x_103);
         const __m256i d_28 = _mm256_sub_epi32(x_90, x_106);
-        const __m256i x_120 = nttgen_mldsa_avx2_shoupmul(d_28, zeta_28, zetaqinv_28);
+        const __m256i x_120 = nttgen_mldsa_avx2_shoupmul_u(d_28, zeta_28, zetaqinv_28);
         const __m256i x_121 = _mm256_add_epi32(x_90, x_106);
         const __m256i d_29 = _mm256_sub_epi32(x_91, x_107);
-        const __m256i x_122 = nttgen_mldsa_avx2_shoupmul(d_29, zeta_29, zetaqinv_29);
+        const __m256i x_122 = nttgen_mldsa_avx2_shoupmul_u(d_29, zeta_29, zetaqinv_29);
         const __m256i x_123 = _mm256_add_epi32(x_91, x_107);
         const __m256i d_30 = _mm256_sub_epi32(x_94, x_110);
-        const __m256i x_124 = nttgen_mldsa_avx2_shoupmul(d_30, zeta_30, zetaqinv_30);
+        const __m256i x_124 = nttgen_mldsa_avx2_shoupmul_u(d_30, zeta_30, zetaqinv_30);
         const __m256i x_125 = _mm256_add_epi32(x_94, x_110);
         const __m256i d_31 = _mm256_sub_epi32(x_95, x_111);
-        const __m256i x_126 = nttgen_mldsa_avx2_shoupmul(d_31, zeta_31, zetaqinv_31);
+        const __m256i x_126 = nttgen_mldsa_avx2_shoupmul_u(d_31, zeta_31, zetaqinv_31);
         const __m256i x_127 = _mm256_add_epi32(x_95, x_111);
         const __m256i d_32 = _mm256_sub_epi32(x_113, x_121);
-        const __m256i x_128 = nttgen_mldsa_avx2_shoupmul(d_32, zeta_32, zetaqinv_32);
+        const __m256i x_128 = nttgen_mldsa_avx2_shoupmul_u(d_32, zeta_32, zetaqinv_32);
         const __m256i x_129 = _mm256_add_epi32(x_113, x_121);
         const __m256i d_33 = _mm256_sub_epi32(x_115, x_123);
-        const __m256i x_130 = nttgen_mldsa_avx2_shoupmul(d_33, zeta_33, zetaqinv_33);
+        const __m256i x_130 = nttgen_mldsa_avx2_shoupmul_u(d_33, zeta_33, zetaqinv_33);
         const __m256i x_131 = _mm256_add_epi32(x_115, x_123);
         const __m256i d_34 = _mm256_sub_epi32(x_117, x_125);
-        const __m256i x_132 = nttgen_mldsa_avx2_shoupmul(d_34, zeta_34, zetaqinv_34);
+        const __m256i x_132 = nttgen_mldsa_avx2_shoupmul_u(d_34, zeta_34, zetaqinv_34);
         const __m256i x_133 = _mm256_add_epi32(x_117, x_125);
         const __m256i d_35 = _mm256_sub_epi32(x_119, x_127);
-        const __m256i x_134 = nttgen_mldsa_avx2_shoupmul(d_35, zeta_35, zetaqinv_35);
+        const __m256i x_134 = nttgen_mldsa_avx2_shoupmul_u(d_35, zeta_35, zetaqinv_35);
         const __m256i x_135 = _mm256_add_epi32(x_119, x_127);
         const __m256i d_36 = _mm256_sub_epi32(x_112, x_120);
-        const __m256i x_136 = nttgen_mldsa_avx2_shoupmul(d_36, zeta_32, zetaqinv_32);
+        const __m256i x_136 = nttgen_mldsa_avx2_shoupmul_u(d_36, zeta_32, zetaqinv_32);
         const __m256i x_137 = _mm256_add_epi32(x_112, x_120);
         const __m256i d_37 = _mm256_sub_epi32(x_114, x_122);
-        const __m256i x_138 = nttgen_mldsa_avx2_shoupmul(d_37, zeta_33, zetaqinv_33);
+        const __m256i x_138 = nttgen_mldsa_avx2_shoupmul_u(d_37, zeta_33, zetaqinv_33);
         const __m256i x_139 = _mm256_add_epi32(x_114, x_122);
         const __m256i d_38 = _mm256_sub_epi32(x_116, x_124);
-        const __m256i x_140 = nttgen_mldsa_avx2_shoupmul(d_38, zeta_34, zetaqinv_34);
+        const __m256i x_140 = nttgen_mldsa_avx2_shoupmul_u(d_38, zeta_34, zetaqinv_34);
         goto part_2;
     part_2:;
         const __m256i x_141 = _mm256_add_epi32(x_116, x_124);
         const __m256i d_39 = _mm256_sub_epi32(x_118, x_126);
-        const __m256i x_142 = nttgen_mldsa_avx2_shoupmul(d_39, zeta_35, zetaqinv_35);
+        const __m256i x_142 = nttgen_mldsa_avx2_shoupmul_u(d_39, zeta_35, zetaqinv_35);
         const __m256i x_143 = _mm256_add_epi32(x_118, x_126);
         const __m256i d_40 = _mm256_sub_epi32(x_129, x_133);
-        const __m256i x_144 = nttgen_mldsa_avx2_shoupmul(d_40, zeta_36, zetaqinv_36);
+        const __m256i x_144 = nttgen_mldsa_avx2_shoupmul_u(d_40, zeta_36, zetaqinv_36);
         const __m256i x_145 = _mm256_add_epi32(x_129, x_133);
         _mm256_storeu_si256((__m256i *)&a[blk_0 * 64], x_145);
         const __m256i d_41 = _mm256_sub_epi32(x_131, x_135);
-        const __m256i x_146 = nttgen_mldsa_avx2_shoupmul(d_41, zeta_37, zetaqinv_37);
+        const __m256i x_146 = nttgen_mldsa_avx2_shoupmul_u(d_41, zeta_37, zetaqinv_37);
         const __m256i x_147 = _mm256_add_epi32(x_131, x_135);
         _mm256_storeu_si256((__m256i *)(&a[blk_0 * 64] + 128), x_147);
         _mm256_storeu_si256((__m256i *)(&a[blk_0 * 64] + 32), x_144);
         _mm256_storeu_si256((__m256i *)(&a[blk_0 * 64] + 160), x_146);
         const __m256i d_42 = _mm256_sub_epi32(x_128, x_132);
-        const __m256i x_148 = nttgen_mldsa_avx2_shoupmul(d_42, zeta_36, zetaqinv_36);
+        const __m256i x_148 = nttgen_mldsa_avx2_shoupmul_u(d_42, zeta_36, zetaqinv_36);
         const __m256i x_149 = _mm256_add_epi32(x_128, x_132);
         _mm256_storeu_si256((__m256i *)(&a[blk_0 * 64] + 16), x_149);
         const __m256i d_43 = _mm256_sub_epi32(x_130, x_134);
-        const __m256i x_150 = nttgen_mldsa_avx2_shoupmul(d_43, zeta_37, zetaqinv_37);
+        const __m256i x_150 = nttgen_mldsa_avx2_shoupmul_u(d_43, zeta_37, zetaqinv_37);
         const __m256i x_151 = _mm256_add_epi32(x_130, x_134);
         const __m256i d_44 = _mm256_sub_epi32(x_137, x_141);
-        const __m256i x_152 = nttgen_mldsa_avx2_shoupmul(d_44, zeta_36, zetaqinv_36);
+        const __m256i x_152 = nttgen_mldsa_avx2_shoupmul_u(d_44, zeta_36, zetaqinv_36);
         const __m256i x_153 = _mm256_add_epi32(x_137, x_141);
         const __m256i d_45 = _mm256_sub_epi32(x_139, x_143);
-        const __m256i x_154 = nttgen_mldsa_avx2_shoupmul(d_45, zeta_37, zetaqinv_37);
+        const __m256i x_154 = nttgen_mldsa_avx2_shoupmul_u(d_45, zeta_37, zetaqinv_37);
         const __m256i x_155 = _mm256_add_epi32(x_139, x_143);
         const __m256i d_46 = _mm256_sub_epi32(x_136, x_140);
-        const __m256i x_156 = nttgen_mldsa_avx2_shoupmul(d_46, zeta_36, zetaqinv_36);
+        const __m256i x_156 = nttgen_mldsa_avx2_shoupmul_u(d_46, zeta_36, zetaqinv_36);
         const __m256i x_157 = _mm256_add_epi32(x_136, x_140);
         const __m256i d_47 = _mm256_sub_epi32(x_138, x_142);
-        const __m256i x_158 = nttgen_mldsa_avx2_shoupmul(d_47, zeta_37, zetaqinv_37);
+        const __m256i x_158 = nttgen_mldsa_avx2_shoupmul_u(d_47, zeta_37, zetaqinv_37);
         const __m256i x_159 = _mm256_add_epi32(x_138, x_142);
         _mm256_storeu_si256((__m256i *)(&a[blk_0 * 64] + 144), x_151);
         _mm256_storeu_si256((__m256i *)(&a[blk_0 * 64] + 48), x_148);
@@ -1599,10 +1612,10 @@ void nttgen_mldsa_avx2_intt(int32_t a[256]) {
         const __m256i d_49 = _mm256_sub_epi32(x_161, x_163);
         const __m256i d_50 = _mm256_sub_epi32(x_164, x_166);
         const __m256i d_51 = _mm256_sub_epi32(x_165, x_167);
-        const __m256i x_168 = nttgen_mldsa_avx2_shoupmul(d_48, zeta_38, zetaqinv_38);
-        const __m256i x_169 = nttgen_mldsa_avx2_shoupmul(d_49, zeta_39, zetaqinv_39);
-        const __m256i x_170 = nttgen_mldsa_avx2_shoupmul(d_50, zeta_38, zetaqinv_38);
-        const __m256i x_171 = nttgen_mldsa_avx2_shoupmul(d_51, zeta_39, zetaqinv_39);
+        const __m256i x_168 = nttgen_mldsa_avx2_shoupmul_u(d_48, zeta_38, zetaqinv_38);
+        const __m256i x_169 = nttgen_mldsa_avx2_shoupmul_u(d_49, zeta_39, zetaqinv_39);
+        const __m256i x_170 = nttgen_mldsa_avx2_shoupmul_u(d_50, zeta_38, zetaqinv_38);
+        const __m256i x_171 = nttgen_mldsa_avx2_shoupmul_u(d_51, zeta_39, zetaqinv_39);
         const __m256i x_172 = _mm256_add_epi32(x_160, x_162);
         const __m256i x_173 = _mm256_add_epi32(x_161, x_163);
         const __m256i x_174 = _mm256_add_epi32(x_164, x_166);
@@ -1615,22 +1628,22 @@ void nttgen_mldsa_avx2_intt(int32_t a[256]) {
         const __m256i d_54 = _mm256_sub_epi32(x_174, x_175);
         const __m256i x_179 = _mm256_add_epi32(x_170, x_171);
         const __m256i d_55 = _mm256_sub_epi32(x_170, x_171);
-        const __m256i x_180 = nttgen_mldsa_avx2_shoupmul(d_52, zeta_40, zetaqinv_40);
+        const __m256i x_180 = nttgen_mldsa_avx2_shoupmul_u(d_52, zeta_40, zetaqinv_40);
         const __m256i f_0 = nttgen_mldsa_avx2_keep(_mm256_set1_epi32(16382));
         const __m256i fqinv_0 = nttgen_mldsa_avx2_keep(_mm256_set1_epi32(8395782));
-        const __m256i x_181 = nttgen_mldsa_avx2_shoupmul(x_176, f_0, fqinv_0);
-        const __m256i x_182 = nttgen_mldsa_avx2_shoupmul(d_53, zeta_40, zetaqinv_40);
+        const __m256i x_181 = nttgen_mldsa_avx2_shoupmul_u(x_176, f_0, fqinv_0);
+        const __m256i x_182 = nttgen_mldsa_avx2_shoupmul_u(d_53, zeta_40, zetaqinv_40);
         const __m256i f_1 = nttgen_mldsa_avx2_keep(_mm256_set1_epi32(16382));
         const __m256i fqinv_1 = nttgen_mldsa_avx2_keep(_mm256_set1_epi32(8395782));
-        const __m256i x_183 = nttgen_mldsa_avx2_shoupmul(x_177, f_1, fqinv_1);
-        const __m256i x_184 = nttgen_mldsa_avx2_shoupmul(d_54, zeta_40, zetaqinv_40);
+        const __m256i x_183 = nttgen_mldsa_avx2_shoupmul_u(x_177, f_1, fqinv_1);
+        const __m256i x_184 = nttgen_mldsa_avx2_shoupmul_u(d_54, zeta_40, zetaqinv_40);
         const __m256i f_2 = nttgen_mldsa_avx2_keep(_mm256_set1_epi32(16382));
         const __m256i fqinv_2 = nttgen_mldsa_avx2_keep(_mm256_set1_epi32(8395782));
-        const __m256i x_185 = nttgen_mldsa_avx2_shoupmul(x_178, f_2, fqinv_2);
-        const __m256i x_186 = nttgen_mldsa_avx2_shoupmul(d_55, zeta_40, zetaqinv_40);
+        const __m256i x_185 = nttgen_mldsa_avx2_shoupmul_u(x_178, f_2, fqinv_2);
+        const __m256i x_186 = nttgen_mldsa_avx2_shoupmul_u(d_55, zeta_40, zetaqinv_40);
         const __m256i f_3 = nttgen_mldsa_avx2_keep(_mm256_set1_epi32(16382));
         const __m256i fqinv_3 = nttgen_mldsa_avx2_keep(_mm256_set1_epi32(8395782));
-        const __m256i x_187 = nttgen_mldsa_avx2_shoupmul(x_179, f_3, fqinv_3);
+        const __m256i x_187 = nttgen_mldsa_avx2_shoupmul_u(x_179, f_3, fqinv_3);
         const __m256i red_0 = nttgen_mldsa_avx2_barrett(x_181);
         const __m256i red_1 = nttgen_mldsa_avx2_barrett(x_180);
         const __m256i red_2 = nttgen_mldsa_avx2_barrett(x_183);
@@ -1737,7 +1750,7 @@ void nttgen_mldsa_avx2_tomont(int32_t a[256]) {
         const __m256i x_0 = _mm256_loadu_si256((const __m256i *)&a[i_0 * 8]);
         const __m256i f_0 = nttgen_mldsa_avx2_keep(_mm256_set1_epi32(-4186625));
         const __m256i fqinv_0 = nttgen_mldsa_avx2_keep(_mm256_set1_epi32(-2145647103));
-        const __m256i x_1 = nttgen_mldsa_avx2_shoupmul(x_0, f_0, fqinv_0);
+        const __m256i x_1 = nttgen_mldsa_avx2_shoupmul_u(x_0, f_0, fqinv_0);
         _mm256_storeu_si256((__m256i *)&a[i_0 * 8], x_1);
     }
 #ifdef NTTGEN_DEBUG
@@ -1762,7 +1775,7 @@ void nttgen_mldsa_avx2_frommont(int32_t a[256]) {
         const __m256i x_0 = _mm256_loadu_si256((const __m256i *)&a[i_0 * 8]);
         const __m256i f_0 = nttgen_mldsa_avx2_keep(_mm256_set1_epi32(-114592));
         const __m256i fqinv_0 = nttgen_mldsa_avx2_keep(_mm256_set1_epi32(-58728449));
-        const __m256i x_1 = nttgen_mldsa_avx2_shoupmul(x_0, f_0, fqinv_0);
+        const __m256i x_1 = nttgen_mldsa_avx2_shoupmul_u(x_0, f_0, fqinv_0);
         _mm256_storeu_si256((__m256i *)&a[i_0 * 8], x_1);
     }
 #ifdef NTTGEN_DEBUG
@@ -2241,83 +2254,83 @@ static NTTGEN_NOINLINE void nttgen_mldsa_avx2_intt_reduce(int32_t a[256]) {
         const __m256i x_110 = _mm256_inserti128_si256(x_109, _mm256_castsi256_si128(x_108), 1);
         const __m256i x_111 = _mm256_permute2x128_si256(x_109, x_108, 49);
         const __m256i d_24 = _mm256_sub_epi32(x_82, x_98);
-        const __m256i x_112 = nttgen_mldsa_avx2_shoupmul(d_24, zeta_24, zetaqinv_24);
+        const __m256i x_112 = nttgen_mldsa_avx2_shoupmul_u(d_24, zeta_24, zetaqinv_24);
         const __m256i x_113 = _mm256_add_epi32(x_82, x_98);
         const __m256i d_25 = _mm256_sub_epi32(x_83, x_99);
-        const __m256i x_114 = nttgen_mldsa_avx2_shoupmul(d_25, zeta_25, zetaqinv_25);
+        const __m256i x_114 = nttgen_mldsa_avx2_shoupmul_u(d_25, zeta_25, zetaqinv_25);
         const __m256i x_115 = _mm256_add_epi32(x_83, x_99);
         const __m256i d_26 = _mm256_sub_epi32(x_86, x_102);
-        const __m256i x_116 = nttgen_mldsa_avx2_shoupmul(d_26, zeta_26, zetaqinv_26);
+        const __m256i x_116 = nttgen_mldsa_avx2_shoupmul_u(d_26, zeta_26, zetaqinv_26);
         const __m256i x_117 = _mm256_add_epi32(x_86, x_102);
         const __m256i d_27 = _mm256_sub_epi32(x_87, x_103);
-        const __m256i x_118 = nttgen_mldsa_avx2_shoupmul(d_27, zeta_27, zetaqinv_27);
+        const __m256i x_118 = nttgen_mldsa_avx2_shoupmul_u(d_27, zeta_27, zetaqinv_27);
         const __m256i x_119 = _mm256_add_epi32(x_87, x_103);
         const __m256i d_28 = _mm256_sub_epi32(x_90, x_106);
-        const __m256i x_120 = nttgen_mldsa_avx2_shoupmul(d_28, zeta_28, zetaqinv_28);
+        const __m256i x_120 = nttgen_mldsa_avx2_shoupmul_u(d_28, zeta_28, zetaqinv_28);
         const __m256i x_121 = _mm256_add_epi32(x_90, x_106);
         const __m256i d_29 = _mm256_sub_epi32(x_91, x_107);
-        const __m256i x_122 = nttgen_mldsa_avx2_shoupmul(d_29, zeta_29, zetaqinv_29);
+        const __m256i x_122 = nttgen_mldsa_avx2_shoupmul_u(d_29, zeta_29, zetaqinv_29);
         const __m256i x_123 = _mm256_add_epi32(x_91, x_107);
         const __m256i d_30 = _mm256_sub_epi32(x_94, x_110);
-        const __m256i x_124 = nttgen_mldsa_avx2_shoupmul(d_30, zeta_30, zetaqinv_30);
+        const __m256i x_124 = nttgen_mldsa_avx2_shoupmul_u(d_30, zeta_30, zetaqinv_30);
         const __m256i x_125 = _mm256_add_epi32(x_94, x_110);
         const __m256i d_31 = _mm256_sub_epi32(x_95, x_111);
-        const __m256i x_126 = nttgen_mldsa_avx2_shoupmul(d_31, zeta_31, zetaqinv_31);
+        const __m256i x_126 = nttgen_mldsa_avx2_shoupmul_u(d_31, zeta_31, zetaqinv_31);
         const __m256i x_127 = _mm256_add_epi32(x_95, x_111);
         const __m256i d_32 = _mm256_sub_epi32(x_113, x_121);
-        const __m256i x_128 = nttgen_mldsa_avx2_shoupmul(d_32, zeta_32, zetaqinv_32);
+        const __m256i x_128 = nttgen_mldsa_avx2_shoupmul_u(d_32, zeta_32, zetaqinv_32);
         const __m256i x_129 = _mm256_add_epi32(x_113, x_121);
         const __m256i d_33 = _mm256_sub_epi32(x_115, x_123);
-        const __m256i x_130 = nttgen_mldsa_avx2_shoupmul(d_33, zeta_33, zetaqinv_33);
+        const __m256i x_130 = nttgen_mldsa_avx2_shoupmul_u(d_33, zeta_33, zetaqinv_33);
         const __m256i x_131 = _mm256_add_epi32(x_115, x_123);
         const __m256i d_34 = _mm256_sub_epi32(x_117, x_125);
-        const __m256i x_132 = nttgen_mldsa_avx2_shoupmul(d_34, zeta_34, zetaqinv_34);
+        const __m256i x_132 = nttgen_mldsa_avx2_shoupmul_u(d_34, zeta_34, zetaqinv_34);
         const __m256i x_133 = _mm256_add_epi32(x_117, x_125);
         const __m256i d_35 = _mm256_sub_epi32(x_119, x_127);
-        const __m256i x_134 = nttgen_mldsa_avx2_shoupmul(d_35, zeta_35, zetaqinv_35);
+        const __m256i x_134 = nttgen_mldsa_avx2_shoupmul_u(d_35, zeta_35, zetaqinv_35);
         const __m256i x_135 = _mm256_add_epi32(x_119, x_127);
         const __m256i d_36 = _mm256_sub_epi32(x_112, x_120);
-        const __m256i x_136 = nttgen_mldsa_avx2_shoupmul(d_36, zeta_32, zetaqinv_32);
+        const __m256i x_136 = nttgen_mldsa_avx2_shoupmul_u(d_36, zeta_32, zetaqinv_32);
         const __m256i x_137 = _mm256_add_epi32(x_112, x_120);
         const __m256i d_37 = _mm256_sub_epi32(x_114, x_122);
-        const __m256i x_138 = nttgen_mldsa_avx2_shoupmul(d_37, zeta_33, zetaqinv_33);
+        const __m256i x_138 = nttgen_mldsa_avx2_shoupmul_u(d_37, zeta_33, zetaqinv_33);
         const __m256i x_139 = _mm256_add_epi32(x_114, x_122);
         const __m256i d_38 = _mm256_sub_epi32(x_116, x_124);
-        const __m256i x_140 = nttgen_mldsa_avx2_shoupmul(d_38, zeta_34, zetaqinv_34);
+        const __m256i x_140 = nttgen_mldsa_avx2_shoupmul_u(d_38, zeta_34, zetaqinv_34);
         goto part_2;
     part_2:;
         const __m256i x_141 = _mm256_add_epi32(x_116, x_124);
         const __m256i d_39 = _mm256_sub_epi32(x_118, x_126);
-        const __m256i x_142 = nttgen_mldsa_avx2_shoupmul(d_39, zeta_35, zetaqinv_35);
+        const __m256i x_142 = nttgen_mldsa_avx2_shoupmul_u(d_39, zeta_35, zetaqinv_35);
         const __m256i x_143 = _mm256_add_epi32(x_118, x_126);
         const __m256i d_40 = _mm256_sub_epi32(x_129, x_133);
-        const __m256i x_144 = nttgen_mldsa_avx2_shoupmul(d_40, zeta_36, zetaqinv_36);
+        const __m256i x_144 = nttgen_mldsa_avx2_shoupmul_u(d_40, zeta_36, zetaqinv_36);
         const __m256i x_145 = _mm256_add_epi32(x_129, x_133);
         _mm256_storeu_si256((__m256i *)&a[blk_0 * 64], x_145);
         const __m256i d_41 = _mm256_sub_epi32(x_131, x_135);
-        const __m256i x_146 = nttgen_mldsa_avx2_shoupmul(d_41, zeta_37, zetaqinv_37);
+        const __m256i x_146 = nttgen_mldsa_avx2_shoupmul_u(d_41, zeta_37, zetaqinv_37);
         const __m256i x_147 = _mm256_add_epi32(x_131, x_135);
         _mm256_storeu_si256((__m256i *)(&a[blk_0 * 64] + 128), x_147);
         _mm256_storeu_si256((__m256i *)(&a[blk_0 * 64] + 32), x_144);
         _mm256_storeu_si256((__m256i *)(&a[blk_0 * 64] + 160), x_146);
         const __m256i d_42 = _mm256_sub_epi32(x_128, x_132);
-        const __m256i x_148 = nttgen_mldsa_avx2_shoupmul(d_42, zeta_36, zetaqinv_36);
+        const __m256i x_148 = nttgen_mldsa_avx2_shoupmul_u(d_42, zeta_36, zetaqinv_36);
         const __m256i x_149 = _mm256_add_epi32(x_128, x_132);
         _mm256_storeu_si256((__m256i *)(&a[blk_0 * 64] + 16), x_149);
         const __m256i d_43 = _mm256_sub_epi32(x_130, x_134);
-        const __m256i x_150 = nttgen_mldsa_avx2_shoupmul(d_43, zeta_37, zetaqinv_37);
+        const __m256i x_150 = nttgen_mldsa_avx2_shoupmul_u(d_43, zeta_37, zetaqinv_37);
         const __m256i x_151 = _mm256_add_epi32(x_130, x_134);
         const __m256i d_44 = _mm256_sub_epi32(x_137, x_141);
-        const __m256i x_152 = nttgen_mldsa_avx2_shoupmul(d_44, zeta_36, zetaqinv_36);
+        const __m256i x_152 = nttgen_mldsa_avx2_shoupmul_u(d_44, zeta_36, zetaqinv_36);
         const __m256i x_153 = _mm256_add_epi32(x_137, x_141);
         const __m256i d_45 = _mm256_sub_epi32(x_139, x_143);
-        const __m256i x_154 = nttgen_mldsa_avx2_shoupmul(d_45, zeta_37, zetaqinv_37);
+        const __m256i x_154 = nttgen_mldsa_avx2_shoupmul_u(d_45, zeta_37, zetaqinv_37);
         const __m256i x_155 = _mm256_add_epi32(x_139, x_143);
         const __m256i d_46 = _mm256_sub_epi32(x_136, x_140);
-        const __m256i x_156 = nttgen_mldsa_avx2_shoupmul(d_46, zeta_36, zetaqinv_36);
+        const __m256i x_156 = nttgen_mldsa_avx2_shoupmul_u(d_46, zeta_36, zetaqinv_36);
         const __m256i x_157 = _mm256_add_epi32(x_136, x_140);
         const __m256i d_47 = _mm256_sub_epi32(x_138, x_142);
-        const __m256i x_158 = nttgen_mldsa_avx2_shoupmul(d_47, zeta_37, zetaqinv_37);
+        const __m256i x_158 = nttgen_mldsa_avx2_shoupmul_u(d_47, zeta_37, zetaqinv_37);
         const __m256i x_159 = _mm256_add_epi32(x_138, x_142);
         _mm256_storeu_si256((__m256i *)(&a[blk_0 * 64] + 144), x_151);
         _mm256_storeu_si256((__m256i *)(&a[blk_0 * 64] + 48), x_148);
@@ -2351,10 +2364,10 @@ static NTTGEN_NOINLINE void nttgen_mldsa_avx2_intt_reduce(int32_t a[256]) {
         const __m256i d_49 = _mm256_sub_epi32(x_161, x_163);
         const __m256i d_50 = _mm256_sub_epi32(x_164, x_166);
         const __m256i d_51 = _mm256_sub_epi32(x_165, x_167);
-        const __m256i x_168 = nttgen_mldsa_avx2_shoupmul(d_48, zeta_38, zetaqinv_38);
-        const __m256i x_169 = nttgen_mldsa_avx2_shoupmul(d_49, zeta_39, zetaqinv_39);
-        const __m256i x_170 = nttgen_mldsa_avx2_shoupmul(d_50, zeta_38, zetaqinv_38);
-        const __m256i x_171 = nttgen_mldsa_avx2_shoupmul(d_51, zeta_39, zetaqinv_39);
+        const __m256i x_168 = nttgen_mldsa_avx2_shoupmul_u(d_48, zeta_38, zetaqinv_38);
+        const __m256i x_169 = nttgen_mldsa_avx2_shoupmul_u(d_49, zeta_39, zetaqinv_39);
+        const __m256i x_170 = nttgen_mldsa_avx2_shoupmul_u(d_50, zeta_38, zetaqinv_38);
+        const __m256i x_171 = nttgen_mldsa_avx2_shoupmul_u(d_51, zeta_39, zetaqinv_39);
         const __m256i x_172 = _mm256_add_epi32(x_160, x_162);
         const __m256i x_173 = _mm256_add_epi32(x_161, x_163);
         const __m256i x_174 = _mm256_add_epi32(x_164, x_166);
@@ -2367,22 +2380,22 @@ static NTTGEN_NOINLINE void nttgen_mldsa_avx2_intt_reduce(int32_t a[256]) {
         const __m256i d_54 = _mm256_sub_epi32(x_174, x_175);
         const __m256i x_179 = _mm256_add_epi32(x_170, x_171);
         const __m256i d_55 = _mm256_sub_epi32(x_170, x_171);
-        const __m256i x_180 = nttgen_mldsa_avx2_shoupmul(d_52, zeta_40, zetaqinv_40);
+        const __m256i x_180 = nttgen_mldsa_avx2_shoupmul_u(d_52, zeta_40, zetaqinv_40);
         const __m256i f_0 = nttgen_mldsa_avx2_keep(_mm256_set1_epi32(16382));
         const __m256i fqinv_0 = nttgen_mldsa_avx2_keep(_mm256_set1_epi32(8395782));
-        const __m256i x_181 = nttgen_mldsa_avx2_shoupmul(x_176, f_0, fqinv_0);
-        const __m256i x_182 = nttgen_mldsa_avx2_shoupmul(d_53, zeta_40, zetaqinv_40);
+        const __m256i x_181 = nttgen_mldsa_avx2_shoupmul_u(x_176, f_0, fqinv_0);
+        const __m256i x_182 = nttgen_mldsa_avx2_shoupmul_u(d_53, zeta_40, zetaqinv_40);
         const __m256i f_1 = nttgen_mldsa_avx2_keep(_mm256_set1_epi32(16382));
         const __m256i fqinv_1 = nttgen_mldsa_avx2_keep(_mm256_set1_epi32(8395782));
-        const __m256i x_183 = nttgen_mldsa_avx2_shoupmul(x_177, f_1, fqinv_1);
-        const __m256i x_184 = nttgen_mldsa_avx2_shoupmul(d_54, zeta_40, zetaqinv_40);
+        const __m256i x_183 = nttgen_mldsa_avx2_shoupmul_u(x_177, f_1, fqinv_1);
+        const __m256i x_184 = nttgen_mldsa_avx2_shoupmul_u(d_54, zeta_40, zetaqinv_40);
         const __m256i f_2 = nttgen_mldsa_avx2_keep(_mm256_set1_epi32(16382));
         const __m256i fqinv_2 = nttgen_mldsa_avx2_keep(_mm256_set1_epi32(8395782));
-        const __m256i x_185 = nttgen_mldsa_avx2_shoupmul(x_178, f_2, fqinv_2);
-        const __m256i x_186 = nttgen_mldsa_avx2_shoupmul(d_55, zeta_40, zetaqinv_40);
+        const __m256i x_185 = nttgen_mldsa_avx2_shoupmul_u(x_178, f_2, fqinv_2);
+        const __m256i x_186 = nttgen_mldsa_avx2_shoupmul_u(d_55, zeta_40, zetaqinv_40);
         const __m256i f_3 = nttgen_mldsa_avx2_keep(_mm256_set1_epi32(16382));
         const __m256i fqinv_3 = nttgen_mldsa_avx2_keep(_mm256_set1_epi32(8395782));
-        const __m256i x_187 = nttgen_mldsa_avx2_shoupmul(x_179, f_3, fqinv_3);
+        const __m256i x_187 = nttgen_mldsa_avx2_shoupmul_u(x_179, f_3, fqinv_3);
         const __m256i red_0 = nttgen_mldsa_avx2_barrett(x_181);
         const __m256i red_1 = nttgen_mldsa_avx2_barrett(x_180);
         const __m256i red_2 = nttgen_mldsa_avx2_barrett(x_183);

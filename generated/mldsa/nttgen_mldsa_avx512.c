@@ -148,28 +148,29 @@ static inline __m512i nttgen_mldsa_avx512_keep(__m512i a) {
 #endif
 
 /*
- * High halves of the signed 32x32-bit products, even and odd lanes by vpmuldq.
+ * The high halves of mulhi, where b holds one value in every lane: its odd lanes need no move.
  */
-static inline __m512i nttgen_mldsa_avx512_mulhi(__m512i a, __m512i b) {
+static inline __m512i nttgen_mldsa_avx512_mulhi_u(__m512i a, __m512i b) {
     const __m512i p_e = _mm512_mul_epi32(a, b);
-    const __m512i p_o = _mm512_mul_epi32(_mm512_srli_epi64(a, 32), _mm512_srli_epi64(b, 32));
-    return _mm512_mask_blend_epi32((__mmask16)0xaaaau, _mm512_srli_epi64(p_e, 32), p_o);
+    const __m512i p_o = _mm512_mul_epi32(_mm512_shuffle_epi32(a, 245), b);
+    return _mm512_mask_blend_epi32((__mmask16)0xaaaau, _mm512_shuffle_epi32(p_e, 245), p_o);
 }
 
 /*
  * Signed Montgomery product of two variables, 16 lanes (m = lo(a*b)*q^-1).
  */
 static inline __m512i nttgen_mldsa_avx512_montmul_var(__m512i a, __m512i b) {
-    const __m512i a_o = _mm512_srli_epi64(a, 32);
+    const __m512i a_o = _mm512_shuffle_epi32(a, 245);
     const __m512i p_e = _mm512_mul_epi32(a, b);
-    const __m512i p_o = _mm512_mul_epi32(a_o, _mm512_srli_epi64(b, 32));
+    const __m512i p_o = _mm512_mul_epi32(a_o, _mm512_shuffle_epi32(b, 245));
     const __m512i qiv = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(58728449));
     const __m512i qv = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(8380417));
     const __m512i m_e = _mm512_mul_epi32(p_e, qiv);
     const __m512i m_o = _mm512_mul_epi32(p_o, qiv);
     const __m512i r_e = _mm512_sub_epi32(p_e, _mm512_mul_epi32(m_e, qv));
     const __m512i r_o = _mm512_sub_epi32(p_o, _mm512_mul_epi32(m_o, qv));
-    const __m512i r = _mm512_mask_blend_epi32((__mmask16)0xaaaau, _mm512_srli_epi64(r_e, 32), r_o);
+    const __m512i r =
+        _mm512_mask_blend_epi32((__mmask16)0xaaaau, _mm512_shuffle_epi32(r_e, 245), r_o);
     return nttgen_mldsa_avx512_keep(r);
 }
 
@@ -180,10 +181,25 @@ static inline __m512i nttgen_mldsa_avx512_montmul_var(__m512i a, __m512i b) {
  * multiplications where the Montgomery product needs 5.
  */
 static inline __m512i nttgen_mldsa_avx512_shoupmul(__m512i a, __m512i z, __m512i zs) {
-    const __m512i a_o = _mm512_srli_epi64(a, 32);
+    const __m512i a_o = _mm512_shuffle_epi32(a, 245);
     const __m512i t_e = _mm512_mul_epi32(a, zs);
-    const __m512i t_o = _mm512_mul_epi32(a_o, _mm512_srli_epi64(zs, 32));
-    const __m512i t = _mm512_mask_blend_epi32((__mmask16)0xaaaau, _mm512_srli_epi64(t_e, 32), t_o);
+    const __m512i t_o = _mm512_mul_epi32(a_o, _mm512_shuffle_epi32(zs, 245));
+    const __m512i t =
+        _mm512_mask_blend_epi32((__mmask16)0xaaaau, _mm512_shuffle_epi32(t_e, 245), t_o);
+    const __m512i qv = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(8380417));
+    const __m512i tq = _mm512_mullo_epi32(t, qv);
+    return nttgen_mldsa_avx512_keep(_mm512_sub_epi32(_mm512_mullo_epi32(a, z), tq));
+}
+
+/*
+ * shoupmul, where zs holds one value in every lane: its odd lanes need no move.
+ */
+static inline __m512i nttgen_mldsa_avx512_shoupmul_u(__m512i a, __m512i z, __m512i zs) {
+    const __m512i a_o = _mm512_shuffle_epi32(a, 245);
+    const __m512i t_e = _mm512_mul_epi32(a, zs);
+    const __m512i t_o = _mm512_mul_epi32(a_o, zs);
+    const __m512i t =
+        _mm512_mask_blend_epi32((__mmask16)0xaaaau, _mm512_shuffle_epi32(t_e, 245), t_o);
     const __m512i qv = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(8380417));
     const __m512i tq = _mm512_mullo_epi32(t, qv);
     return nttgen_mldsa_avx512_keep(_mm512_sub_epi32(_mm512_mullo_epi32(a, z), tq));
@@ -232,7 +248,7 @@ static inline __m512i nttgen_mldsa_avx512_ilv128_hi(__m512i a, __m512i b) {
  */
 static inline __m512i nttgen_mldsa_avx512_barrett(__m512i a) {
     const __m512i bv = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(1074791297));
-    const __m512i hi = nttgen_mldsa_avx512_mulhi(a, bv);
+    const __m512i hi = nttgen_mldsa_avx512_mulhi_u(a, bv);
     const __m512i r = _mm512_add_epi32(hi, _mm512_set1_epi32(1048576));
     const __m512i t = _mm512_srai_epi32(r, 21);
     const __m512i qv = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(8380417));
@@ -243,7 +259,7 @@ static inline __m512i nttgen_mldsa_avx512_barrett(__m512i a) {
 /*
  * Signed Montgomery reduction of 64-bit sums (the even lanes, then the odd ones)
  * to 32-bit lanes in their order: (a - m*q) / 2^32 with m = lo(a)*q^-1 mod 2^32
- * (vpmulld, vpmuldq, vpsubq, a shift and a blend).
+ * (vpmulld, vpmuldq, vpsubq, a shuffle and a blend).
  */
 static inline __m512i nttgen_mldsa_avx512_mredw(__m512i lo, __m512i hi) {
     const __m512i qinv = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(58728449));
@@ -252,7 +268,7 @@ static inline __m512i nttgen_mldsa_avx512_mredw(__m512i lo, __m512i hi) {
     const __m512i d_lo = _mm512_sub_epi64(lo, _mm512_mul_epi32(m_lo, q));
     const __m512i m_hi = _mm512_mullo_epi32(hi, qinv);
     const __m512i d_hi = _mm512_sub_epi64(hi, _mm512_mul_epi32(m_hi, q));
-    return _mm512_mask_blend_epi32((__mmask16)0xaaaau, _mm512_srli_epi64(d_lo, 32), d_hi);
+    return _mm512_mask_blend_epi32((__mmask16)0xaaaau, _mm512_shuffle_epi32(d_lo, 245), d_hi);
 }
 
 // twiddles zeta_k = r^brv(k), Shoup pairs (z, round(z*beta/q)), in consumption order: as lane
@@ -423,7 +439,7 @@ static NTTGEN_NOINLINE void nttgen_mldsa_avx512_ntt_from(int32_t r[256], const i
     const __m512i zeta_0 = _mm512_set1_epi32(zetas_0[1024]);
     const __m512i zetaqinv_0 = _mm512_set1_epi32(zetas_0[1025]);
     const __m512i x_0 = _mm512_loadu_si512((const __m512i *)&a[240]);
-    const __m512i t_0 = nttgen_mldsa_avx512_shoupmul(x_0, zeta_0, zetaqinv_0);
+    const __m512i t_0 = nttgen_mldsa_avx512_shoupmul_u(x_0, zeta_0, zetaqinv_0);
     const __m512i x_1 = _mm512_loadu_si512((const __m512i *)&a[224]);
     const __m512i x_2 = _mm512_loadu_si512((const __m512i *)&a[208]);
     const __m512i x_3 = _mm512_loadu_si512((const __m512i *)&a[176]);
@@ -432,13 +448,13 @@ static NTTGEN_NOINLINE void nttgen_mldsa_avx512_ntt_from(int32_t r[256], const i
     const __m512i zetaqinv_1 = _mm512_set1_epi32(zetas_0[1027]);
     const __m512i zeta_2 = _mm512_set1_epi32(zetas_0[1028]);
     const __m512i zetaqinv_2 = _mm512_set1_epi32(zetas_0[1029]);
-    const __m512i t_1 = nttgen_mldsa_avx512_shoupmul(x_1, zeta_0, zetaqinv_0);
-    const __m512i t_2 = nttgen_mldsa_avx512_shoupmul(x_2, zeta_0, zetaqinv_0);
-    const __m512i t_3 = nttgen_mldsa_avx512_shoupmul(x_3, zeta_0, zetaqinv_0);
+    const __m512i t_1 = nttgen_mldsa_avx512_shoupmul_u(x_1, zeta_0, zetaqinv_0);
+    const __m512i t_2 = nttgen_mldsa_avx512_shoupmul_u(x_2, zeta_0, zetaqinv_0);
+    const __m512i t_3 = nttgen_mldsa_avx512_shoupmul_u(x_3, zeta_0, zetaqinv_0);
     const __m512i x_5 = _mm512_add_epi32(x_4, t_0);
     const __m512i x_6 = _mm512_sub_epi32(x_4, t_0);
-    const __m512i t_4 = nttgen_mldsa_avx512_shoupmul(x_5, zeta_1, zetaqinv_1);
-    const __m512i t_5 = nttgen_mldsa_avx512_shoupmul(x_6, zeta_2, zetaqinv_2);
+    const __m512i t_4 = nttgen_mldsa_avx512_shoupmul_u(x_5, zeta_1, zetaqinv_1);
+    const __m512i t_5 = nttgen_mldsa_avx512_shoupmul_u(x_6, zeta_2, zetaqinv_2);
     const __m512i x_7 = _mm512_loadu_si512((const __m512i *)&a[192]);
     const __m512i x_8 = _mm512_loadu_si512((const __m512i *)&a[160]);
     const __m512i x_9 = _mm512_loadu_si512((const __m512i *)&a[96]);
@@ -453,27 +469,27 @@ static NTTGEN_NOINLINE void nttgen_mldsa_avx512_ntt_from(int32_t r[256], const i
     const __m512i zetaqinv_5 = _mm512_set1_epi32(zetas_0[1035]);
     const __m512i zeta_6 = _mm512_set1_epi32(zetas_0[1036]);
     const __m512i zetaqinv_6 = _mm512_set1_epi32(zetas_0[1037]);
-    const __m512i t_6 = nttgen_mldsa_avx512_shoupmul(x_7, zeta_0, zetaqinv_0);
-    const __m512i t_7 = nttgen_mldsa_avx512_shoupmul(x_8, zeta_0, zetaqinv_0);
+    const __m512i t_6 = nttgen_mldsa_avx512_shoupmul_u(x_7, zeta_0, zetaqinv_0);
+    const __m512i t_7 = nttgen_mldsa_avx512_shoupmul_u(x_8, zeta_0, zetaqinv_0);
     const __m512i x_13 = _mm512_add_epi32(x_9, t_1);
     const __m512i x_14 = _mm512_sub_epi32(x_9, t_1);
-    const __m512i t_8 = nttgen_mldsa_avx512_shoupmul(x_10, zeta_0, zetaqinv_0);
+    const __m512i t_8 = nttgen_mldsa_avx512_shoupmul_u(x_10, zeta_0, zetaqinv_0);
     const __m512i x_15 = _mm512_add_epi32(x_11, t_2);
     const __m512i x_16 = _mm512_sub_epi32(x_11, t_2);
     const __m512i x_17 = _mm512_add_epi32(x_12, t_3);
     const __m512i x_18 = _mm512_sub_epi32(x_12, t_3);
-    const __m512i t_9 = nttgen_mldsa_avx512_shoupmul(x_13, zeta_1, zetaqinv_1);
-    const __m512i t_10 = nttgen_mldsa_avx512_shoupmul(x_14, zeta_2, zetaqinv_2);
-    const __m512i t_11 = nttgen_mldsa_avx512_shoupmul(x_15, zeta_1, zetaqinv_1);
-    const __m512i t_12 = nttgen_mldsa_avx512_shoupmul(x_16, zeta_2, zetaqinv_2);
+    const __m512i t_9 = nttgen_mldsa_avx512_shoupmul_u(x_13, zeta_1, zetaqinv_1);
+    const __m512i t_10 = nttgen_mldsa_avx512_shoupmul_u(x_14, zeta_2, zetaqinv_2);
+    const __m512i t_11 = nttgen_mldsa_avx512_shoupmul_u(x_15, zeta_1, zetaqinv_1);
+    const __m512i t_12 = nttgen_mldsa_avx512_shoupmul_u(x_16, zeta_2, zetaqinv_2);
     const __m512i x_19 = _mm512_add_epi32(x_17, t_4);
     const __m512i x_20 = _mm512_sub_epi32(x_17, t_4);
     const __m512i x_21 = _mm512_add_epi32(x_18, t_5);
     const __m512i x_22 = _mm512_sub_epi32(x_18, t_5);
-    const __m512i t_13 = nttgen_mldsa_avx512_shoupmul(x_19, zeta_3, zetaqinv_3);
-    const __m512i t_14 = nttgen_mldsa_avx512_shoupmul(x_21, zeta_4, zetaqinv_4);
-    const __m512i t_15 = nttgen_mldsa_avx512_shoupmul(x_20, zeta_5, zetaqinv_5);
-    const __m512i t_16 = nttgen_mldsa_avx512_shoupmul(x_22, zeta_6, zetaqinv_6);
+    const __m512i t_13 = nttgen_mldsa_avx512_shoupmul_u(x_19, zeta_3, zetaqinv_3);
+    const __m512i t_14 = nttgen_mldsa_avx512_shoupmul_u(x_21, zeta_4, zetaqinv_4);
+    const __m512i t_15 = nttgen_mldsa_avx512_shoupmul_u(x_20, zeta_5, zetaqinv_5);
+    const __m512i t_16 = nttgen_mldsa_avx512_shoupmul_u(x_22, zeta_6, zetaqinv_6);
     const __m512i x_23 = _mm512_loadu_si512((const __m512i *)&a[128]);
     const __m512i x_24 = _mm512_loadu_si512((const __m512i *)&a[64]);
     const __m512i x_25 = _mm512_loadu_si512((const __m512i *)&a[32]);
@@ -494,15 +510,15 @@ static NTTGEN_NOINLINE void nttgen_mldsa_avx512_ntt_from(int32_t r[256], const i
     const __m512i zetaqinv_13 = _mm512_set1_epi32(zetas_0[1051]);
     const __m512i zeta_14 = _mm512_set1_epi32(zetas_0[1052]);
     const __m512i zetaqinv_14 = _mm512_set1_epi32(zetas_0[1053]);
-    const __m512i t_17 = nttgen_mldsa_avx512_shoupmul(x_23, zeta_0, zetaqinv_0);
+    const __m512i t_17 = nttgen_mldsa_avx512_shoupmul_u(x_23, zeta_0, zetaqinv_0);
     const __m512i x_27 = _mm512_add_epi32(x_24, t_6);
     const __m512i x_28 = _mm512_sub_epi32(x_24, t_6);
     const __m512i x_29 = _mm512_add_epi32(x_25, t_7);
     const __m512i x_30 = _mm512_sub_epi32(x_25, t_7);
     const __m512i x_31 = _mm512_add_epi32(x_26, t_8);
     const __m512i x_32 = _mm512_sub_epi32(x_26, t_8);
-    const __m512i t_18 = nttgen_mldsa_avx512_shoupmul(x_27, zeta_1, zetaqinv_1);
-    const __m512i t_19 = nttgen_mldsa_avx512_shoupmul(x_28, zeta_2, zetaqinv_2);
+    const __m512i t_18 = nttgen_mldsa_avx512_shoupmul_u(x_27, zeta_1, zetaqinv_1);
+    const __m512i t_19 = nttgen_mldsa_avx512_shoupmul_u(x_28, zeta_2, zetaqinv_2);
     const __m512i x_33 = _mm512_add_epi32(x_29, t_9);
     const __m512i x_34 = _mm512_sub_epi32(x_29, t_9);
     const __m512i x_35 = _mm512_add_epi32(x_30, t_10);
@@ -511,10 +527,10 @@ static NTTGEN_NOINLINE void nttgen_mldsa_avx512_ntt_from(int32_t r[256], const i
     const __m512i x_38 = _mm512_sub_epi32(x_31, t_11);
     const __m512i x_39 = _mm512_add_epi32(x_32, t_12);
     const __m512i x_40 = _mm512_sub_epi32(x_32, t_12);
-    const __m512i t_20 = nttgen_mldsa_avx512_shoupmul(x_33, zeta_3, zetaqinv_3);
-    const __m512i t_21 = nttgen_mldsa_avx512_shoupmul(x_35, zeta_4, zetaqinv_4);
-    const __m512i t_22 = nttgen_mldsa_avx512_shoupmul(x_34, zeta_5, zetaqinv_5);
-    const __m512i t_23 = nttgen_mldsa_avx512_shoupmul(x_36, zeta_6, zetaqinv_6);
+    const __m512i t_20 = nttgen_mldsa_avx512_shoupmul_u(x_33, zeta_3, zetaqinv_3);
+    const __m512i t_21 = nttgen_mldsa_avx512_shoupmul_u(x_35, zeta_4, zetaqinv_4);
+    const __m512i t_22 = nttgen_mldsa_avx512_shoupmul_u(x_34, zeta_5, zetaqinv_5);
+    const __m512i t_23 = nttgen_mldsa_avx512_shoupmul_u(x_36, zeta_6, zetaqinv_6);
     const __m512i x_41 = _mm512_add_epi32(x_37, t_13);
     const __m512i x_42 = _mm512_sub_epi32(x_37, t_13);
     const __m512i x_43 = _mm512_add_epi32(x_39, t_14);
@@ -524,14 +540,14 @@ static NTTGEN_NOINLINE void nttgen_mldsa_avx512_ntt_from(int32_t r[256], const i
     const __m512i x_47 = _mm512_add_epi32(x_40, t_16);
     const __m512i x_48 = _mm512_sub_epi32(x_40, t_16);
     const __m512i x_49 = _mm512_loadu_si512((const __m512i *)&a[0]);
-    const __m512i t_24 = nttgen_mldsa_avx512_shoupmul(x_41, zeta_7, zetaqinv_7);
-    const __m512i t_25 = nttgen_mldsa_avx512_shoupmul(x_43, zeta_8, zetaqinv_8);
-    const __m512i t_26 = nttgen_mldsa_avx512_shoupmul(x_45, zeta_9, zetaqinv_9);
-    const __m512i t_27 = nttgen_mldsa_avx512_shoupmul(x_47, zeta_10, zetaqinv_10);
-    const __m512i t_28 = nttgen_mldsa_avx512_shoupmul(x_42, zeta_11, zetaqinv_11);
-    const __m512i t_29 = nttgen_mldsa_avx512_shoupmul(x_44, zeta_12, zetaqinv_12);
-    const __m512i t_30 = nttgen_mldsa_avx512_shoupmul(x_46, zeta_13, zetaqinv_13);
-    const __m512i t_31 = nttgen_mldsa_avx512_shoupmul(x_48, zeta_14, zetaqinv_14);
+    const __m512i t_24 = nttgen_mldsa_avx512_shoupmul_u(x_41, zeta_7, zetaqinv_7);
+    const __m512i t_25 = nttgen_mldsa_avx512_shoupmul_u(x_43, zeta_8, zetaqinv_8);
+    const __m512i t_26 = nttgen_mldsa_avx512_shoupmul_u(x_45, zeta_9, zetaqinv_9);
+    const __m512i t_27 = nttgen_mldsa_avx512_shoupmul_u(x_47, zeta_10, zetaqinv_10);
+    const __m512i t_28 = nttgen_mldsa_avx512_shoupmul_u(x_42, zeta_11, zetaqinv_11);
+    const __m512i t_29 = nttgen_mldsa_avx512_shoupmul_u(x_44, zeta_12, zetaqinv_12);
+    const __m512i t_30 = nttgen_mldsa_avx512_shoupmul_u(x_46, zeta_13, zetaqinv_13);
+    const __m512i t_31 = nttgen_mldsa_avx512_shoupmul_u(x_48, zeta_14, zetaqinv_14);
     const __m512i x_50 = _mm512_add_epi32(x_49, t_17);
     const __m512i x_51 = _mm512_sub_epi32(x_49, t_17);
     const __m512i x_52 = _mm512_add_epi32(x_50, t_18);
@@ -940,12 +956,12 @@ void nttgen_mldsa_avx512_basemul_acc(int32_t r[256], const int32_t *a, const int
         const __m512i pin_1 = nttgen_mldsa_avx512_keep(b_0);
         const __m512i w_0 = _mm512_mul_epi32(pin_0, pin_1);
         const __m512i w_1 =
-            _mm512_mul_epi32(_mm512_srli_epi64(pin_0, 32), _mm512_srli_epi64(pin_1, 32));
+            _mm512_mul_epi32(_mm512_shuffle_epi32(pin_0, 245), _mm512_shuffle_epi32(pin_1, 245));
         const __m512i pin_2 = nttgen_mldsa_avx512_keep(a_1);
         const __m512i pin_3 = nttgen_mldsa_avx512_keep(b_1);
         const __m512i w_2 = _mm512_mul_epi32(pin_2, pin_3);
         const __m512i w_3 =
-            _mm512_mul_epi32(_mm512_srli_epi64(pin_2, 32), _mm512_srli_epi64(pin_3, 32));
+            _mm512_mul_epi32(_mm512_shuffle_epi32(pin_2, 245), _mm512_shuffle_epi32(pin_3, 245));
         __m512i w_4 = w_0;
         __m512i w_5 = w_1;
         __m512i w_6 = w_2;
@@ -962,13 +978,13 @@ void nttgen_mldsa_avx512_basemul_acc(int32_t r[256], const int32_t *a, const int
             const __m512i pin_4 = nttgen_mldsa_avx512_keep(a_2);
             const __m512i pin_5 = nttgen_mldsa_avx512_keep(b_2);
             const __m512i w_8 = _mm512_mul_epi32(pin_4, pin_5);
-            const __m512i w_9 =
-                _mm512_mul_epi32(_mm512_srli_epi64(pin_4, 32), _mm512_srli_epi64(pin_5, 32));
+            const __m512i w_9 = _mm512_mul_epi32(_mm512_shuffle_epi32(pin_4, 245),
+                                                 _mm512_shuffle_epi32(pin_5, 245));
             const __m512i pin_6 = nttgen_mldsa_avx512_keep(a_3);
             const __m512i pin_7 = nttgen_mldsa_avx512_keep(b_3);
             const __m512i w_10 = _mm512_mul_epi32(pin_6, pin_7);
-            const __m512i w_11 =
-                _mm512_mul_epi32(_mm512_srli_epi64(pin_6, 32), _mm512_srli_epi64(pin_7, 32));
+            const __m512i w_11 = _mm512_mul_epi32(_mm512_shuffle_epi32(pin_6, 245),
+                                                  _mm512_shuffle_epi32(pin_7, 245));
             const __m512i w_12 = _mm512_add_epi64(w_4, w_8);
             const __m512i w_13 = _mm512_add_epi64(w_5, w_9);
             w_4 = w_12;
@@ -998,13 +1014,13 @@ void nttgen_mldsa_avx512_basemul_acc(int32_t r[256], const int32_t *a, const int
             const __m512i pin_8 = nttgen_mldsa_avx512_keep(a_4);
             const __m512i pin_9 = nttgen_mldsa_avx512_keep(b_4);
             const __m512i w_16 = _mm512_mul_epi32(pin_8, pin_9);
-            const __m512i w_17 =
-                _mm512_mul_epi32(_mm512_srli_epi64(pin_8, 32), _mm512_srli_epi64(pin_9, 32));
+            const __m512i w_17 = _mm512_mul_epi32(_mm512_shuffle_epi32(pin_8, 245),
+                                                  _mm512_shuffle_epi32(pin_9, 245));
             const __m512i pin_10 = nttgen_mldsa_avx512_keep(a_5);
             const __m512i pin_11 = nttgen_mldsa_avx512_keep(b_5);
             const __m512i w_18 = _mm512_mul_epi32(pin_10, pin_11);
-            const __m512i w_19 =
-                _mm512_mul_epi32(_mm512_srli_epi64(pin_10, 32), _mm512_srli_epi64(pin_11, 32));
+            const __m512i w_19 = _mm512_mul_epi32(_mm512_shuffle_epi32(pin_10, 245),
+                                                  _mm512_shuffle_epi32(pin_11, 245));
             __m512i w_20 = w_16;
             __m512i w_21 = w_17;
             __m512i w_22 = w_18;
@@ -1021,13 +1037,13 @@ void nttgen_mldsa_avx512_basemul_acc(int32_t r[256], const int32_t *a, const int
                 const __m512i pin_12 = nttgen_mldsa_avx512_keep(a_6);
                 const __m512i pin_13 = nttgen_mldsa_avx512_keep(b_6);
                 const __m512i w_24 = _mm512_mul_epi32(pin_12, pin_13);
-                const __m512i w_25 =
-                    _mm512_mul_epi32(_mm512_srli_epi64(pin_12, 32), _mm512_srli_epi64(pin_13, 32));
+                const __m512i w_25 = _mm512_mul_epi32(_mm512_shuffle_epi32(pin_12, 245),
+                                                      _mm512_shuffle_epi32(pin_13, 245));
                 const __m512i pin_14 = nttgen_mldsa_avx512_keep(a_7);
                 const __m512i pin_15 = nttgen_mldsa_avx512_keep(b_7);
                 const __m512i w_26 = _mm512_mul_epi32(pin_14, pin_15);
-                const __m512i w_27 =
-                    _mm512_mul_epi32(_mm512_srli_epi64(pin_14, 32), _mm512_srli_epi64(pin_15, 32));
+                const __m512i w_27 = _mm512_mul_epi32(_mm512_shuffle_epi32(pin_14, 245),
+                                                      _mm512_shuffle_epi32(pin_15, 245));
                 const __m512i w_28 = _mm512_add_epi64(w_20, w_24);
                 const __m512i w_29 = _mm512_add_epi64(w_21, w_25);
                 w_20 = w_28;
@@ -1167,12 +1183,12 @@ void nttgen_mldsa_avx512_basemul_acc_cached(int32_t r[256], const int32_t *a, co
         const __m512i pin_1 = nttgen_mldsa_avx512_keep(b_0);
         const __m512i w_0 = _mm512_mul_epi32(pin_0, pin_1);
         const __m512i w_1 =
-            _mm512_mul_epi32(_mm512_srli_epi64(pin_0, 32), _mm512_srli_epi64(pin_1, 32));
+            _mm512_mul_epi32(_mm512_shuffle_epi32(pin_0, 245), _mm512_shuffle_epi32(pin_1, 245));
         const __m512i pin_2 = nttgen_mldsa_avx512_keep(a_1);
         const __m512i pin_3 = nttgen_mldsa_avx512_keep(b_1);
         const __m512i w_2 = _mm512_mul_epi32(pin_2, pin_3);
         const __m512i w_3 =
-            _mm512_mul_epi32(_mm512_srli_epi64(pin_2, 32), _mm512_srli_epi64(pin_3, 32));
+            _mm512_mul_epi32(_mm512_shuffle_epi32(pin_2, 245), _mm512_shuffle_epi32(pin_3, 245));
         __m512i w_4 = w_0;
         __m512i w_5 = w_1;
         __m512i w_6 = w_2;
@@ -1189,13 +1205,13 @@ void nttgen_mldsa_avx512_basemul_acc_cached(int32_t r[256], const int32_t *a, co
             const __m512i pin_4 = nttgen_mldsa_avx512_keep(a_2);
             const __m512i pin_5 = nttgen_mldsa_avx512_keep(b_2);
             const __m512i w_8 = _mm512_mul_epi32(pin_4, pin_5);
-            const __m512i w_9 =
-                _mm512_mul_epi32(_mm512_srli_epi64(pin_4, 32), _mm512_srli_epi64(pin_5, 32));
+            const __m512i w_9 = _mm512_mul_epi32(_mm512_shuffle_epi32(pin_4, 245),
+                                                 _mm512_shuffle_epi32(pin_5, 245));
             const __m512i pin_6 = nttgen_mldsa_avx512_keep(a_3);
             const __m512i pin_7 = nttgen_mldsa_avx512_keep(b_3);
             const __m512i w_10 = _mm512_mul_epi32(pin_6, pin_7);
-            const __m512i w_11 =
-                _mm512_mul_epi32(_mm512_srli_epi64(pin_6, 32), _mm512_srli_epi64(pin_7, 32));
+            const __m512i w_11 = _mm512_mul_epi32(_mm512_shuffle_epi32(pin_6, 245),
+                                                  _mm512_shuffle_epi32(pin_7, 245));
             const __m512i w_12 = _mm512_add_epi64(w_4, w_8);
             const __m512i w_13 = _mm512_add_epi64(w_5, w_9);
             w_4 = w_12;
@@ -1223,13 +1239,13 @@ void nttgen_mldsa_avx512_basemul_acc_cached(int32_t r[256], const int32_t *a, co
             const __m512i pin_8 = nttgen_mldsa_avx512_keep(a_4);
             const __m512i pin_9 = nttgen_mldsa_avx512_keep(b_4);
             const __m512i w_16 = _mm512_mul_epi32(pin_8, pin_9);
-            const __m512i w_17 =
-                _mm512_mul_epi32(_mm512_srli_epi64(pin_8, 32), _mm512_srli_epi64(pin_9, 32));
+            const __m512i w_17 = _mm512_mul_epi32(_mm512_shuffle_epi32(pin_8, 245),
+                                                  _mm512_shuffle_epi32(pin_9, 245));
             const __m512i pin_10 = nttgen_mldsa_avx512_keep(a_5);
             const __m512i pin_11 = nttgen_mldsa_avx512_keep(b_5);
             const __m512i w_18 = _mm512_mul_epi32(pin_10, pin_11);
-            const __m512i w_19 =
-                _mm512_mul_epi32(_mm512_srli_epi64(pin_10, 32), _mm512_srli_epi64(pin_11, 32));
+            const __m512i w_19 = _mm512_mul_epi32(_mm512_shuffle_epi32(pin_10, 245),
+                                                  _mm512_shuffle_epi32(pin_11, 245));
             __m512i w_20 = w_16;
             __m512i w_21 = w_17;
             __m512i w_22 = w_18;
@@ -1246,13 +1262,13 @@ void nttgen_mldsa_avx512_basemul_acc_cached(int32_t r[256], const int32_t *a, co
                 const __m512i pin_12 = nttgen_mldsa_avx512_keep(a_6);
                 const __m512i pin_13 = nttgen_mldsa_avx512_keep(b_6);
                 const __m512i w_24 = _mm512_mul_epi32(pin_12, pin_13);
-                const __m512i w_25 =
-                    _mm512_mul_epi32(_mm512_srli_epi64(pin_12, 32), _mm512_srli_epi64(pin_13, 32));
+                const __m512i w_25 = _mm512_mul_epi32(_mm512_shuffle_epi32(pin_12, 245),
+                                                      _mm512_shuffle_epi32(pin_13, 245));
                 const __m512i pin_14 = nttgen_mldsa_avx512_keep(a_7);
                 const __m512i pin_15 = nttgen_mldsa_avx512_keep(b_7);
                 const __m512i w_26 = _mm512_mul_epi32(pin_14, pin_15);
-                const __m512i w_27 =
-                    _mm512_mul_epi32(_mm512_srli_epi64(pin_14, 32), _mm512_srli_epi64(pin_15, 32));
+                const __m512i w_27 = _mm512_mul_epi32(_mm512_shuffle_epi32(pin_14, 245),
+                                                      _mm512_shuffle_epi32(pin_15, 245));
                 const __m512i w_28 = _mm512_add_epi64(w_20, w_24);
                 const __m512i w_29 = _mm512_add_epi64(w_21, w_25);
                 w_20 = w_28;
@@ -1562,14 +1578,14 @@ part_2:;
     const __m512i d_37 = _mm512_sub_epi32(x_133, x_141);
     const __m512i d_38 = _mm512_sub_epi32(x_134, x_142);
     const __m512i d_39 = _mm512_sub_epi32(x_135, x_143);
-    const __m512i x_144 = nttgen_mldsa_avx512_shoupmul(d_32, zeta_32, zetaqinv_32);
-    const __m512i x_145 = nttgen_mldsa_avx512_shoupmul(d_33, zeta_33, zetaqinv_33);
-    const __m512i x_146 = nttgen_mldsa_avx512_shoupmul(d_34, zeta_34, zetaqinv_34);
-    const __m512i x_147 = nttgen_mldsa_avx512_shoupmul(d_35, zeta_35, zetaqinv_35);
-    const __m512i x_148 = nttgen_mldsa_avx512_shoupmul(d_36, zeta_36, zetaqinv_36);
-    const __m512i x_149 = nttgen_mldsa_avx512_shoupmul(d_37, zeta_37, zetaqinv_37);
-    const __m512i x_150 = nttgen_mldsa_avx512_shoupmul(d_38, zeta_38, zetaqinv_38);
-    const __m512i x_151 = nttgen_mldsa_avx512_shoupmul(d_39, zeta_39, zetaqinv_39);
+    const __m512i x_144 = nttgen_mldsa_avx512_shoupmul_u(d_32, zeta_32, zetaqinv_32);
+    const __m512i x_145 = nttgen_mldsa_avx512_shoupmul_u(d_33, zeta_33, zetaqinv_33);
+    const __m512i x_146 = nttgen_mldsa_avx512_shoupmul_u(d_34, zeta_34, zetaqinv_34);
+    const __m512i x_147 = nttgen_mldsa_avx512_shoupmul_u(d_35, zeta_35, zetaqinv_35);
+    const __m512i x_148 = nttgen_mldsa_avx512_shoupmul_u(d_36, zeta_36, zetaqinv_36);
+    const __m512i x_149 = nttgen_mldsa_avx512_shoupmul_u(d_37, zeta_37, zetaqinv_37);
+    const __m512i x_150 = nttgen_mldsa_avx512_shoupmul_u(d_38, zeta_38, zetaqinv_38);
+    const __m512i x_151 = nttgen_mldsa_avx512_shoupmul_u(d_39, zeta_39, zetaqinv_39);
     const __m512i zeta_40 = _mm512_set1_epi32(zetas_inv_0[1040]);
     const __m512i zetaqinv_40 = _mm512_set1_epi32(zetas_inv_0[1041]);
     const __m512i zeta_41 = _mm512_set1_epi32(zetas_inv_0[1042]);
@@ -1594,14 +1610,14 @@ part_2:;
     const __m512i d_45 = _mm512_sub_epi32(x_145, x_149);
     const __m512i d_46 = _mm512_sub_epi32(x_146, x_150);
     const __m512i d_47 = _mm512_sub_epi32(x_147, x_151);
-    const __m512i x_160 = nttgen_mldsa_avx512_shoupmul(d_40, zeta_40, zetaqinv_40);
-    const __m512i x_161 = nttgen_mldsa_avx512_shoupmul(d_41, zeta_41, zetaqinv_41);
-    const __m512i x_162 = nttgen_mldsa_avx512_shoupmul(d_42, zeta_42, zetaqinv_42);
-    const __m512i x_163 = nttgen_mldsa_avx512_shoupmul(d_43, zeta_43, zetaqinv_43);
-    const __m512i x_164 = nttgen_mldsa_avx512_shoupmul(d_44, zeta_40, zetaqinv_40);
-    const __m512i x_165 = nttgen_mldsa_avx512_shoupmul(d_45, zeta_41, zetaqinv_41);
-    const __m512i x_166 = nttgen_mldsa_avx512_shoupmul(d_46, zeta_42, zetaqinv_42);
-    const __m512i x_167 = nttgen_mldsa_avx512_shoupmul(d_47, zeta_43, zetaqinv_43);
+    const __m512i x_160 = nttgen_mldsa_avx512_shoupmul_u(d_40, zeta_40, zetaqinv_40);
+    const __m512i x_161 = nttgen_mldsa_avx512_shoupmul_u(d_41, zeta_41, zetaqinv_41);
+    const __m512i x_162 = nttgen_mldsa_avx512_shoupmul_u(d_42, zeta_42, zetaqinv_42);
+    const __m512i x_163 = nttgen_mldsa_avx512_shoupmul_u(d_43, zeta_43, zetaqinv_43);
+    const __m512i x_164 = nttgen_mldsa_avx512_shoupmul_u(d_44, zeta_40, zetaqinv_40);
+    const __m512i x_165 = nttgen_mldsa_avx512_shoupmul_u(d_45, zeta_41, zetaqinv_41);
+    const __m512i x_166 = nttgen_mldsa_avx512_shoupmul_u(d_46, zeta_42, zetaqinv_42);
+    const __m512i x_167 = nttgen_mldsa_avx512_shoupmul_u(d_47, zeta_43, zetaqinv_43);
     const __m512i zeta_44 = _mm512_set1_epi32(zetas_inv_0[1048]);
     const __m512i zetaqinv_44 = _mm512_set1_epi32(zetas_inv_0[1049]);
     const __m512i zeta_45 = _mm512_set1_epi32(zetas_inv_0[1050]);
@@ -1622,14 +1638,14 @@ part_2:;
     const __m512i d_53 = _mm512_sub_epi32(x_173, x_175);
     const __m512i d_54 = _mm512_sub_epi32(x_164, x_166);
     const __m512i d_55 = _mm512_sub_epi32(x_165, x_167);
-    const __m512i x_176 = nttgen_mldsa_avx512_shoupmul(d_48, zeta_44, zetaqinv_44);
-    const __m512i x_177 = nttgen_mldsa_avx512_shoupmul(d_49, zeta_45, zetaqinv_45);
-    const __m512i x_178 = nttgen_mldsa_avx512_shoupmul(d_50, zeta_44, zetaqinv_44);
-    const __m512i x_179 = nttgen_mldsa_avx512_shoupmul(d_51, zeta_45, zetaqinv_45);
-    const __m512i x_180 = nttgen_mldsa_avx512_shoupmul(d_52, zeta_44, zetaqinv_44);
-    const __m512i x_181 = nttgen_mldsa_avx512_shoupmul(d_53, zeta_45, zetaqinv_45);
-    const __m512i x_182 = nttgen_mldsa_avx512_shoupmul(d_54, zeta_44, zetaqinv_44);
-    const __m512i x_183 = nttgen_mldsa_avx512_shoupmul(d_55, zeta_45, zetaqinv_45);
+    const __m512i x_176 = nttgen_mldsa_avx512_shoupmul_u(d_48, zeta_44, zetaqinv_44);
+    const __m512i x_177 = nttgen_mldsa_avx512_shoupmul_u(d_49, zeta_45, zetaqinv_45);
+    const __m512i x_178 = nttgen_mldsa_avx512_shoupmul_u(d_50, zeta_44, zetaqinv_44);
+    const __m512i x_179 = nttgen_mldsa_avx512_shoupmul_u(d_51, zeta_45, zetaqinv_45);
+    const __m512i x_180 = nttgen_mldsa_avx512_shoupmul_u(d_52, zeta_44, zetaqinv_44);
+    const __m512i x_181 = nttgen_mldsa_avx512_shoupmul_u(d_53, zeta_45, zetaqinv_45);
+    const __m512i x_182 = nttgen_mldsa_avx512_shoupmul_u(d_54, zeta_44, zetaqinv_44);
+    const __m512i x_183 = nttgen_mldsa_avx512_shoupmul_u(d_55, zeta_45, zetaqinv_45);
     const __m512i zeta_46 = _mm512_set1_epi32(zetas_inv_0[1052]);
     const __m512i zetaqinv_46 = _mm512_set1_epi32(zetas_inv_0[1053]);
     const __m512i x_184 = _mm512_add_epi32(x_168, x_170);
@@ -1656,40 +1672,40 @@ part_2:;
     const __m512i d_62 = _mm512_sub_epi32(x_190, x_191);
     const __m512i x_199 = _mm512_add_epi32(x_182, x_183);
     const __m512i d_63 = _mm512_sub_epi32(x_182, x_183);
-    const __m512i x_200 = nttgen_mldsa_avx512_shoupmul(d_56, zeta_46, zetaqinv_46);
+    const __m512i x_200 = nttgen_mldsa_avx512_shoupmul_u(d_56, zeta_46, zetaqinv_46);
     const __m512i f_0 = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(16382));
     const __m512i fqinv_0 = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(8395782));
-    const __m512i x_201 = nttgen_mldsa_avx512_shoupmul(x_192, f_0, fqinv_0);
-    const __m512i x_202 = nttgen_mldsa_avx512_shoupmul(d_57, zeta_46, zetaqinv_46);
+    const __m512i x_201 = nttgen_mldsa_avx512_shoupmul_u(x_192, f_0, fqinv_0);
+    const __m512i x_202 = nttgen_mldsa_avx512_shoupmul_u(d_57, zeta_46, zetaqinv_46);
     const __m512i f_1 = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(16382));
     const __m512i fqinv_1 = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(8395782));
-    const __m512i x_203 = nttgen_mldsa_avx512_shoupmul(x_193, f_1, fqinv_1);
-    const __m512i x_204 = nttgen_mldsa_avx512_shoupmul(d_58, zeta_46, zetaqinv_46);
+    const __m512i x_203 = nttgen_mldsa_avx512_shoupmul_u(x_193, f_1, fqinv_1);
+    const __m512i x_204 = nttgen_mldsa_avx512_shoupmul_u(d_58, zeta_46, zetaqinv_46);
     const __m512i f_2 = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(16382));
     const __m512i fqinv_2 = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(8395782));
-    const __m512i x_205 = nttgen_mldsa_avx512_shoupmul(x_194, f_2, fqinv_2);
-    const __m512i x_206 = nttgen_mldsa_avx512_shoupmul(d_59, zeta_46, zetaqinv_46);
+    const __m512i x_205 = nttgen_mldsa_avx512_shoupmul_u(x_194, f_2, fqinv_2);
+    const __m512i x_206 = nttgen_mldsa_avx512_shoupmul_u(d_59, zeta_46, zetaqinv_46);
     const __m512i f_3 = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(16382));
     const __m512i fqinv_3 = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(8395782));
-    const __m512i x_207 = nttgen_mldsa_avx512_shoupmul(x_195, f_3, fqinv_3);
-    const __m512i x_208 = nttgen_mldsa_avx512_shoupmul(d_60, zeta_46, zetaqinv_46);
+    const __m512i x_207 = nttgen_mldsa_avx512_shoupmul_u(x_195, f_3, fqinv_3);
+    const __m512i x_208 = nttgen_mldsa_avx512_shoupmul_u(d_60, zeta_46, zetaqinv_46);
     const __m512i f_4 = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(16382));
     const __m512i fqinv_4 = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(8395782));
-    const __m512i x_209 = nttgen_mldsa_avx512_shoupmul(x_196, f_4, fqinv_4);
-    const __m512i x_210 = nttgen_mldsa_avx512_shoupmul(d_61, zeta_46, zetaqinv_46);
+    const __m512i x_209 = nttgen_mldsa_avx512_shoupmul_u(x_196, f_4, fqinv_4);
+    const __m512i x_210 = nttgen_mldsa_avx512_shoupmul_u(d_61, zeta_46, zetaqinv_46);
     const __m512i f_5 = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(16382));
     const __m512i fqinv_5 = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(8395782));
     goto part_3;
 part_3:;
-    const __m512i x_211 = nttgen_mldsa_avx512_shoupmul(x_197, f_5, fqinv_5);
-    const __m512i x_212 = nttgen_mldsa_avx512_shoupmul(d_62, zeta_46, zetaqinv_46);
+    const __m512i x_211 = nttgen_mldsa_avx512_shoupmul_u(x_197, f_5, fqinv_5);
+    const __m512i x_212 = nttgen_mldsa_avx512_shoupmul_u(d_62, zeta_46, zetaqinv_46);
     const __m512i f_6 = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(16382));
     const __m512i fqinv_6 = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(8395782));
-    const __m512i x_213 = nttgen_mldsa_avx512_shoupmul(x_198, f_6, fqinv_6);
-    const __m512i x_214 = nttgen_mldsa_avx512_shoupmul(d_63, zeta_46, zetaqinv_46);
+    const __m512i x_213 = nttgen_mldsa_avx512_shoupmul_u(x_198, f_6, fqinv_6);
+    const __m512i x_214 = nttgen_mldsa_avx512_shoupmul_u(d_63, zeta_46, zetaqinv_46);
     const __m512i f_7 = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(16382));
     const __m512i fqinv_7 = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(8395782));
-    const __m512i x_215 = nttgen_mldsa_avx512_shoupmul(x_199, f_7, fqinv_7);
+    const __m512i x_215 = nttgen_mldsa_avx512_shoupmul_u(x_199, f_7, fqinv_7);
     const __m512i red_0 = nttgen_mldsa_avx512_barrett(x_201);
     const __m512i red_1 = nttgen_mldsa_avx512_barrett(x_200);
     const __m512i red_2 = nttgen_mldsa_avx512_barrett(x_203);
@@ -1811,7 +1827,7 @@ void nttgen_mldsa_avx512_tomont(int32_t a[256]) {
         const __m512i x_0 = _mm512_loadu_si512((const __m512i *)&a[i_0 * 16]);
         const __m512i f_0 = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(-4186625));
         const __m512i fqinv_0 = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(-2145647103));
-        const __m512i x_1 = nttgen_mldsa_avx512_shoupmul(x_0, f_0, fqinv_0);
+        const __m512i x_1 = nttgen_mldsa_avx512_shoupmul_u(x_0, f_0, fqinv_0);
         _mm512_storeu_si512((__m512i *)&a[i_0 * 16], x_1);
     }
 #ifdef NTTGEN_DEBUG
@@ -1836,7 +1852,7 @@ void nttgen_mldsa_avx512_frommont(int32_t a[256]) {
         const __m512i x_0 = _mm512_loadu_si512((const __m512i *)&a[i_0 * 16]);
         const __m512i f_0 = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(-114592));
         const __m512i fqinv_0 = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(-58728449));
-        const __m512i x_1 = nttgen_mldsa_avx512_shoupmul(x_0, f_0, fqinv_0);
+        const __m512i x_1 = nttgen_mldsa_avx512_shoupmul_u(x_0, f_0, fqinv_0);
         _mm512_storeu_si512((__m512i *)&a[i_0 * 16], x_1);
     }
 #ifdef NTTGEN_DEBUG
@@ -2094,7 +2110,7 @@ static NTTGEN_NOINLINE void nttgen_mldsa_avx512_mul_core(int32_t r[256], const i
     const __m512i zeta_0 = _mm512_set1_epi32(zetas_0[1024]);
     const __m512i zetaqinv_0 = _mm512_set1_epi32(zetas_0[1025]);
     const __m512i x_0 = _mm512_loadu_si512((const __m512i *)&b[240]);
-    const __m512i t_0 = nttgen_mldsa_avx512_shoupmul(x_0, zeta_0, zetaqinv_0);
+    const __m512i t_0 = nttgen_mldsa_avx512_shoupmul_u(x_0, zeta_0, zetaqinv_0);
     const __m512i x_1 = _mm512_loadu_si512((const __m512i *)&b[224]);
     const __m512i x_2 = _mm512_loadu_si512((const __m512i *)&b[208]);
     const __m512i x_3 = _mm512_loadu_si512((const __m512i *)&b[176]);
@@ -2103,13 +2119,13 @@ static NTTGEN_NOINLINE void nttgen_mldsa_avx512_mul_core(int32_t r[256], const i
     const __m512i zetaqinv_1 = _mm512_set1_epi32(zetas_0[1027]);
     const __m512i zeta_2 = _mm512_set1_epi32(zetas_0[1028]);
     const __m512i zetaqinv_2 = _mm512_set1_epi32(zetas_0[1029]);
-    const __m512i t_1 = nttgen_mldsa_avx512_shoupmul(x_1, zeta_0, zetaqinv_0);
-    const __m512i t_2 = nttgen_mldsa_avx512_shoupmul(x_2, zeta_0, zetaqinv_0);
-    const __m512i t_3 = nttgen_mldsa_avx512_shoupmul(x_3, zeta_0, zetaqinv_0);
+    const __m512i t_1 = nttgen_mldsa_avx512_shoupmul_u(x_1, zeta_0, zetaqinv_0);
+    const __m512i t_2 = nttgen_mldsa_avx512_shoupmul_u(x_2, zeta_0, zetaqinv_0);
+    const __m512i t_3 = nttgen_mldsa_avx512_shoupmul_u(x_3, zeta_0, zetaqinv_0);
     const __m512i x_5 = _mm512_add_epi32(x_4, t_0);
     const __m512i x_6 = _mm512_sub_epi32(x_4, t_0);
-    const __m512i t_4 = nttgen_mldsa_avx512_shoupmul(x_5, zeta_1, zetaqinv_1);
-    const __m512i t_5 = nttgen_mldsa_avx512_shoupmul(x_6, zeta_2, zetaqinv_2);
+    const __m512i t_4 = nttgen_mldsa_avx512_shoupmul_u(x_5, zeta_1, zetaqinv_1);
+    const __m512i t_5 = nttgen_mldsa_avx512_shoupmul_u(x_6, zeta_2, zetaqinv_2);
     const __m512i x_7 = _mm512_loadu_si512((const __m512i *)&b[192]);
     const __m512i x_8 = _mm512_loadu_si512((const __m512i *)&b[160]);
     const __m512i x_9 = _mm512_loadu_si512((const __m512i *)&b[96]);
@@ -2124,27 +2140,27 @@ static NTTGEN_NOINLINE void nttgen_mldsa_avx512_mul_core(int32_t r[256], const i
     const __m512i zetaqinv_5 = _mm512_set1_epi32(zetas_0[1035]);
     const __m512i zeta_6 = _mm512_set1_epi32(zetas_0[1036]);
     const __m512i zetaqinv_6 = _mm512_set1_epi32(zetas_0[1037]);
-    const __m512i t_6 = nttgen_mldsa_avx512_shoupmul(x_7, zeta_0, zetaqinv_0);
-    const __m512i t_7 = nttgen_mldsa_avx512_shoupmul(x_8, zeta_0, zetaqinv_0);
+    const __m512i t_6 = nttgen_mldsa_avx512_shoupmul_u(x_7, zeta_0, zetaqinv_0);
+    const __m512i t_7 = nttgen_mldsa_avx512_shoupmul_u(x_8, zeta_0, zetaqinv_0);
     const __m512i x_13 = _mm512_add_epi32(x_9, t_1);
     const __m512i x_14 = _mm512_sub_epi32(x_9, t_1);
-    const __m512i t_8 = nttgen_mldsa_avx512_shoupmul(x_10, zeta_0, zetaqinv_0);
+    const __m512i t_8 = nttgen_mldsa_avx512_shoupmul_u(x_10, zeta_0, zetaqinv_0);
     const __m512i x_15 = _mm512_add_epi32(x_11, t_2);
     const __m512i x_16 = _mm512_sub_epi32(x_11, t_2);
     const __m512i x_17 = _mm512_add_epi32(x_12, t_3);
     const __m512i x_18 = _mm512_sub_epi32(x_12, t_3);
-    const __m512i t_9 = nttgen_mldsa_avx512_shoupmul(x_13, zeta_1, zetaqinv_1);
-    const __m512i t_10 = nttgen_mldsa_avx512_shoupmul(x_14, zeta_2, zetaqinv_2);
-    const __m512i t_11 = nttgen_mldsa_avx512_shoupmul(x_15, zeta_1, zetaqinv_1);
-    const __m512i t_12 = nttgen_mldsa_avx512_shoupmul(x_16, zeta_2, zetaqinv_2);
+    const __m512i t_9 = nttgen_mldsa_avx512_shoupmul_u(x_13, zeta_1, zetaqinv_1);
+    const __m512i t_10 = nttgen_mldsa_avx512_shoupmul_u(x_14, zeta_2, zetaqinv_2);
+    const __m512i t_11 = nttgen_mldsa_avx512_shoupmul_u(x_15, zeta_1, zetaqinv_1);
+    const __m512i t_12 = nttgen_mldsa_avx512_shoupmul_u(x_16, zeta_2, zetaqinv_2);
     const __m512i x_19 = _mm512_add_epi32(x_17, t_4);
     const __m512i x_20 = _mm512_sub_epi32(x_17, t_4);
     const __m512i x_21 = _mm512_add_epi32(x_18, t_5);
     const __m512i x_22 = _mm512_sub_epi32(x_18, t_5);
-    const __m512i t_13 = nttgen_mldsa_avx512_shoupmul(x_19, zeta_3, zetaqinv_3);
-    const __m512i t_14 = nttgen_mldsa_avx512_shoupmul(x_21, zeta_4, zetaqinv_4);
-    const __m512i t_15 = nttgen_mldsa_avx512_shoupmul(x_20, zeta_5, zetaqinv_5);
-    const __m512i t_16 = nttgen_mldsa_avx512_shoupmul(x_22, zeta_6, zetaqinv_6);
+    const __m512i t_13 = nttgen_mldsa_avx512_shoupmul_u(x_19, zeta_3, zetaqinv_3);
+    const __m512i t_14 = nttgen_mldsa_avx512_shoupmul_u(x_21, zeta_4, zetaqinv_4);
+    const __m512i t_15 = nttgen_mldsa_avx512_shoupmul_u(x_20, zeta_5, zetaqinv_5);
+    const __m512i t_16 = nttgen_mldsa_avx512_shoupmul_u(x_22, zeta_6, zetaqinv_6);
     const __m512i x_23 = _mm512_loadu_si512((const __m512i *)&b[128]);
     const __m512i x_24 = _mm512_loadu_si512((const __m512i *)&b[64]);
     const __m512i x_25 = _mm512_loadu_si512((const __m512i *)&b[32]);
@@ -2165,15 +2181,15 @@ static NTTGEN_NOINLINE void nttgen_mldsa_avx512_mul_core(int32_t r[256], const i
     const __m512i zetaqinv_13 = _mm512_set1_epi32(zetas_0[1051]);
     const __m512i zeta_14 = _mm512_set1_epi32(zetas_0[1052]);
     const __m512i zetaqinv_14 = _mm512_set1_epi32(zetas_0[1053]);
-    const __m512i t_17 = nttgen_mldsa_avx512_shoupmul(x_23, zeta_0, zetaqinv_0);
+    const __m512i t_17 = nttgen_mldsa_avx512_shoupmul_u(x_23, zeta_0, zetaqinv_0);
     const __m512i x_27 = _mm512_add_epi32(x_24, t_6);
     const __m512i x_28 = _mm512_sub_epi32(x_24, t_6);
     const __m512i x_29 = _mm512_add_epi32(x_25, t_7);
     const __m512i x_30 = _mm512_sub_epi32(x_25, t_7);
     const __m512i x_31 = _mm512_add_epi32(x_26, t_8);
     const __m512i x_32 = _mm512_sub_epi32(x_26, t_8);
-    const __m512i t_18 = nttgen_mldsa_avx512_shoupmul(x_27, zeta_1, zetaqinv_1);
-    const __m512i t_19 = nttgen_mldsa_avx512_shoupmul(x_28, zeta_2, zetaqinv_2);
+    const __m512i t_18 = nttgen_mldsa_avx512_shoupmul_u(x_27, zeta_1, zetaqinv_1);
+    const __m512i t_19 = nttgen_mldsa_avx512_shoupmul_u(x_28, zeta_2, zetaqinv_2);
     const __m512i x_33 = _mm512_add_epi32(x_29, t_9);
     const __m512i x_34 = _mm512_sub_epi32(x_29, t_9);
     const __m512i x_35 = _mm512_add_epi32(x_30, t_10);
@@ -2182,10 +2198,10 @@ static NTTGEN_NOINLINE void nttgen_mldsa_avx512_mul_core(int32_t r[256], const i
     const __m512i x_38 = _mm512_sub_epi32(x_31, t_11);
     const __m512i x_39 = _mm512_add_epi32(x_32, t_12);
     const __m512i x_40 = _mm512_sub_epi32(x_32, t_12);
-    const __m512i t_20 = nttgen_mldsa_avx512_shoupmul(x_33, zeta_3, zetaqinv_3);
-    const __m512i t_21 = nttgen_mldsa_avx512_shoupmul(x_35, zeta_4, zetaqinv_4);
-    const __m512i t_22 = nttgen_mldsa_avx512_shoupmul(x_34, zeta_5, zetaqinv_5);
-    const __m512i t_23 = nttgen_mldsa_avx512_shoupmul(x_36, zeta_6, zetaqinv_6);
+    const __m512i t_20 = nttgen_mldsa_avx512_shoupmul_u(x_33, zeta_3, zetaqinv_3);
+    const __m512i t_21 = nttgen_mldsa_avx512_shoupmul_u(x_35, zeta_4, zetaqinv_4);
+    const __m512i t_22 = nttgen_mldsa_avx512_shoupmul_u(x_34, zeta_5, zetaqinv_5);
+    const __m512i t_23 = nttgen_mldsa_avx512_shoupmul_u(x_36, zeta_6, zetaqinv_6);
     const __m512i x_41 = _mm512_add_epi32(x_37, t_13);
     const __m512i x_42 = _mm512_sub_epi32(x_37, t_13);
     const __m512i x_43 = _mm512_add_epi32(x_39, t_14);
@@ -2195,14 +2211,14 @@ static NTTGEN_NOINLINE void nttgen_mldsa_avx512_mul_core(int32_t r[256], const i
     const __m512i x_47 = _mm512_add_epi32(x_40, t_16);
     const __m512i x_48 = _mm512_sub_epi32(x_40, t_16);
     const __m512i x_49 = _mm512_loadu_si512((const __m512i *)&b[0]);
-    const __m512i t_24 = nttgen_mldsa_avx512_shoupmul(x_41, zeta_7, zetaqinv_7);
-    const __m512i t_25 = nttgen_mldsa_avx512_shoupmul(x_43, zeta_8, zetaqinv_8);
-    const __m512i t_26 = nttgen_mldsa_avx512_shoupmul(x_45, zeta_9, zetaqinv_9);
-    const __m512i t_27 = nttgen_mldsa_avx512_shoupmul(x_47, zeta_10, zetaqinv_10);
-    const __m512i t_28 = nttgen_mldsa_avx512_shoupmul(x_42, zeta_11, zetaqinv_11);
-    const __m512i t_29 = nttgen_mldsa_avx512_shoupmul(x_44, zeta_12, zetaqinv_12);
-    const __m512i t_30 = nttgen_mldsa_avx512_shoupmul(x_46, zeta_13, zetaqinv_13);
-    const __m512i t_31 = nttgen_mldsa_avx512_shoupmul(x_48, zeta_14, zetaqinv_14);
+    const __m512i t_24 = nttgen_mldsa_avx512_shoupmul_u(x_41, zeta_7, zetaqinv_7);
+    const __m512i t_25 = nttgen_mldsa_avx512_shoupmul_u(x_43, zeta_8, zetaqinv_8);
+    const __m512i t_26 = nttgen_mldsa_avx512_shoupmul_u(x_45, zeta_9, zetaqinv_9);
+    const __m512i t_27 = nttgen_mldsa_avx512_shoupmul_u(x_47, zeta_10, zetaqinv_10);
+    const __m512i t_28 = nttgen_mldsa_avx512_shoupmul_u(x_42, zeta_11, zetaqinv_11);
+    const __m512i t_29 = nttgen_mldsa_avx512_shoupmul_u(x_44, zeta_12, zetaqinv_12);
+    const __m512i t_30 = nttgen_mldsa_avx512_shoupmul_u(x_46, zeta_13, zetaqinv_13);
+    const __m512i t_31 = nttgen_mldsa_avx512_shoupmul_u(x_48, zeta_14, zetaqinv_14);
     const __m512i x_50 = _mm512_add_epi32(x_49, t_17);
     const __m512i x_51 = _mm512_sub_epi32(x_49, t_17);
     const __m512i x_52 = _mm512_add_epi32(x_50, t_18);
@@ -2777,14 +2793,14 @@ part_5:;
     const __m512i d_37 = _mm512_sub_epi32(x_325, x_333);
     const __m512i d_38 = _mm512_sub_epi32(x_326, x_334);
     const __m512i d_39 = _mm512_sub_epi32(x_327, x_335);
-    const __m512i x_336 = nttgen_mldsa_avx512_shoupmul(d_32, zeta_79, zetaqinv_79);
-    const __m512i x_337 = nttgen_mldsa_avx512_shoupmul(d_33, zeta_80, zetaqinv_80);
-    const __m512i x_338 = nttgen_mldsa_avx512_shoupmul(d_34, zeta_81, zetaqinv_81);
-    const __m512i x_339 = nttgen_mldsa_avx512_shoupmul(d_35, zeta_82, zetaqinv_82);
-    const __m512i x_340 = nttgen_mldsa_avx512_shoupmul(d_36, zeta_83, zetaqinv_83);
-    const __m512i x_341 = nttgen_mldsa_avx512_shoupmul(d_37, zeta_84, zetaqinv_84);
-    const __m512i x_342 = nttgen_mldsa_avx512_shoupmul(d_38, zeta_85, zetaqinv_85);
-    const __m512i x_343 = nttgen_mldsa_avx512_shoupmul(d_39, zeta_86, zetaqinv_86);
+    const __m512i x_336 = nttgen_mldsa_avx512_shoupmul_u(d_32, zeta_79, zetaqinv_79);
+    const __m512i x_337 = nttgen_mldsa_avx512_shoupmul_u(d_33, zeta_80, zetaqinv_80);
+    const __m512i x_338 = nttgen_mldsa_avx512_shoupmul_u(d_34, zeta_81, zetaqinv_81);
+    const __m512i x_339 = nttgen_mldsa_avx512_shoupmul_u(d_35, zeta_82, zetaqinv_82);
+    const __m512i x_340 = nttgen_mldsa_avx512_shoupmul_u(d_36, zeta_83, zetaqinv_83);
+    const __m512i x_341 = nttgen_mldsa_avx512_shoupmul_u(d_37, zeta_84, zetaqinv_84);
+    const __m512i x_342 = nttgen_mldsa_avx512_shoupmul_u(d_38, zeta_85, zetaqinv_85);
+    const __m512i x_343 = nttgen_mldsa_avx512_shoupmul_u(d_39, zeta_86, zetaqinv_86);
     const __m512i x_344 = _mm512_add_epi32(x_320, x_328);
     const __m512i x_345 = _mm512_add_epi32(x_321, x_329);
     const __m512i x_346 = _mm512_add_epi32(x_322, x_330);
@@ -2801,14 +2817,14 @@ part_5:;
     const __m512i d_45 = _mm512_sub_epi32(x_337, x_341);
     const __m512i d_46 = _mm512_sub_epi32(x_338, x_342);
     const __m512i d_47 = _mm512_sub_epi32(x_339, x_343);
-    const __m512i x_352 = nttgen_mldsa_avx512_shoupmul(d_40, zeta_87, zetaqinv_87);
-    const __m512i x_353 = nttgen_mldsa_avx512_shoupmul(d_41, zeta_88, zetaqinv_88);
-    const __m512i x_354 = nttgen_mldsa_avx512_shoupmul(d_42, zeta_89, zetaqinv_89);
-    const __m512i x_355 = nttgen_mldsa_avx512_shoupmul(d_43, zeta_90, zetaqinv_90);
-    const __m512i x_356 = nttgen_mldsa_avx512_shoupmul(d_44, zeta_87, zetaqinv_87);
-    const __m512i x_357 = nttgen_mldsa_avx512_shoupmul(d_45, zeta_88, zetaqinv_88);
-    const __m512i x_358 = nttgen_mldsa_avx512_shoupmul(d_46, zeta_89, zetaqinv_89);
-    const __m512i x_359 = nttgen_mldsa_avx512_shoupmul(d_47, zeta_90, zetaqinv_90);
+    const __m512i x_352 = nttgen_mldsa_avx512_shoupmul_u(d_40, zeta_87, zetaqinv_87);
+    const __m512i x_353 = nttgen_mldsa_avx512_shoupmul_u(d_41, zeta_88, zetaqinv_88);
+    const __m512i x_354 = nttgen_mldsa_avx512_shoupmul_u(d_42, zeta_89, zetaqinv_89);
+    const __m512i x_355 = nttgen_mldsa_avx512_shoupmul_u(d_43, zeta_90, zetaqinv_90);
+    const __m512i x_356 = nttgen_mldsa_avx512_shoupmul_u(d_44, zeta_87, zetaqinv_87);
+    const __m512i x_357 = nttgen_mldsa_avx512_shoupmul_u(d_45, zeta_88, zetaqinv_88);
+    const __m512i x_358 = nttgen_mldsa_avx512_shoupmul_u(d_46, zeta_89, zetaqinv_89);
+    const __m512i x_359 = nttgen_mldsa_avx512_shoupmul_u(d_47, zeta_90, zetaqinv_90);
     const __m512i x_360 = _mm512_add_epi32(x_344, x_348);
     const __m512i x_361 = _mm512_add_epi32(x_345, x_349);
     const __m512i x_362 = _mm512_add_epi32(x_346, x_350);
@@ -2825,14 +2841,14 @@ part_5:;
     const __m512i d_53 = _mm512_sub_epi32(x_365, x_367);
     const __m512i d_54 = _mm512_sub_epi32(x_356, x_358);
     const __m512i d_55 = _mm512_sub_epi32(x_357, x_359);
-    const __m512i x_368 = nttgen_mldsa_avx512_shoupmul(d_48, zeta_91, zetaqinv_91);
-    const __m512i x_369 = nttgen_mldsa_avx512_shoupmul(d_49, zeta_92, zetaqinv_92);
-    const __m512i x_370 = nttgen_mldsa_avx512_shoupmul(d_50, zeta_91, zetaqinv_91);
-    const __m512i x_371 = nttgen_mldsa_avx512_shoupmul(d_51, zeta_92, zetaqinv_92);
-    const __m512i x_372 = nttgen_mldsa_avx512_shoupmul(d_52, zeta_91, zetaqinv_91);
-    const __m512i x_373 = nttgen_mldsa_avx512_shoupmul(d_53, zeta_92, zetaqinv_92);
-    const __m512i x_374 = nttgen_mldsa_avx512_shoupmul(d_54, zeta_91, zetaqinv_91);
-    const __m512i x_375 = nttgen_mldsa_avx512_shoupmul(d_55, zeta_92, zetaqinv_92);
+    const __m512i x_368 = nttgen_mldsa_avx512_shoupmul_u(d_48, zeta_91, zetaqinv_91);
+    const __m512i x_369 = nttgen_mldsa_avx512_shoupmul_u(d_49, zeta_92, zetaqinv_92);
+    const __m512i x_370 = nttgen_mldsa_avx512_shoupmul_u(d_50, zeta_91, zetaqinv_91);
+    const __m512i x_371 = nttgen_mldsa_avx512_shoupmul_u(d_51, zeta_92, zetaqinv_92);
+    const __m512i x_372 = nttgen_mldsa_avx512_shoupmul_u(d_52, zeta_91, zetaqinv_91);
+    const __m512i x_373 = nttgen_mldsa_avx512_shoupmul_u(d_53, zeta_92, zetaqinv_92);
+    const __m512i x_374 = nttgen_mldsa_avx512_shoupmul_u(d_54, zeta_91, zetaqinv_91);
+    const __m512i x_375 = nttgen_mldsa_avx512_shoupmul_u(d_55, zeta_92, zetaqinv_92);
     const __m512i x_376 = _mm512_add_epi32(x_360, x_362);
     const __m512i x_377 = _mm512_add_epi32(x_361, x_363);
     const __m512i x_378 = _mm512_add_epi32(x_352, x_354);
@@ -2857,24 +2873,24 @@ part_5:;
     const __m512i d_62 = _mm512_sub_epi32(x_382, x_383);
     const __m512i x_391 = _mm512_add_epi32(x_374, x_375);
     const __m512i d_63 = _mm512_sub_epi32(x_374, x_375);
-    const __m512i x_392 = nttgen_mldsa_avx512_shoupmul(d_56, zeta_93, zetaqinv_93);
-    const __m512i x_393 = nttgen_mldsa_avx512_shoupmul(x_384, f_0, fqinv_0);
-    const __m512i x_394 = nttgen_mldsa_avx512_shoupmul(d_57, zeta_93, zetaqinv_93);
-    const __m512i x_395 = nttgen_mldsa_avx512_shoupmul(x_385, f_1, fqinv_1);
-    const __m512i x_396 = nttgen_mldsa_avx512_shoupmul(d_58, zeta_93, zetaqinv_93);
-    const __m512i x_397 = nttgen_mldsa_avx512_shoupmul(x_386, f_2, fqinv_2);
+    const __m512i x_392 = nttgen_mldsa_avx512_shoupmul_u(d_56, zeta_93, zetaqinv_93);
+    const __m512i x_393 = nttgen_mldsa_avx512_shoupmul_u(x_384, f_0, fqinv_0);
+    const __m512i x_394 = nttgen_mldsa_avx512_shoupmul_u(d_57, zeta_93, zetaqinv_93);
+    const __m512i x_395 = nttgen_mldsa_avx512_shoupmul_u(x_385, f_1, fqinv_1);
+    const __m512i x_396 = nttgen_mldsa_avx512_shoupmul_u(d_58, zeta_93, zetaqinv_93);
+    const __m512i x_397 = nttgen_mldsa_avx512_shoupmul_u(x_386, f_2, fqinv_2);
     goto part_6;
 part_6:;
-    const __m512i x_398 = nttgen_mldsa_avx512_shoupmul(d_59, zeta_93, zetaqinv_93);
-    const __m512i x_399 = nttgen_mldsa_avx512_shoupmul(x_387, f_3, fqinv_3);
-    const __m512i x_400 = nttgen_mldsa_avx512_shoupmul(d_60, zeta_93, zetaqinv_93);
-    const __m512i x_401 = nttgen_mldsa_avx512_shoupmul(x_388, f_4, fqinv_4);
-    const __m512i x_402 = nttgen_mldsa_avx512_shoupmul(d_61, zeta_93, zetaqinv_93);
-    const __m512i x_403 = nttgen_mldsa_avx512_shoupmul(x_389, f_5, fqinv_5);
-    const __m512i x_404 = nttgen_mldsa_avx512_shoupmul(d_62, zeta_93, zetaqinv_93);
-    const __m512i x_405 = nttgen_mldsa_avx512_shoupmul(x_390, f_6, fqinv_6);
-    const __m512i x_406 = nttgen_mldsa_avx512_shoupmul(d_63, zeta_93, zetaqinv_93);
-    const __m512i x_407 = nttgen_mldsa_avx512_shoupmul(x_391, f_7, fqinv_7);
+    const __m512i x_398 = nttgen_mldsa_avx512_shoupmul_u(d_59, zeta_93, zetaqinv_93);
+    const __m512i x_399 = nttgen_mldsa_avx512_shoupmul_u(x_387, f_3, fqinv_3);
+    const __m512i x_400 = nttgen_mldsa_avx512_shoupmul_u(d_60, zeta_93, zetaqinv_93);
+    const __m512i x_401 = nttgen_mldsa_avx512_shoupmul_u(x_388, f_4, fqinv_4);
+    const __m512i x_402 = nttgen_mldsa_avx512_shoupmul_u(d_61, zeta_93, zetaqinv_93);
+    const __m512i x_403 = nttgen_mldsa_avx512_shoupmul_u(x_389, f_5, fqinv_5);
+    const __m512i x_404 = nttgen_mldsa_avx512_shoupmul_u(d_62, zeta_93, zetaqinv_93);
+    const __m512i x_405 = nttgen_mldsa_avx512_shoupmul_u(x_390, f_6, fqinv_6);
+    const __m512i x_406 = nttgen_mldsa_avx512_shoupmul_u(d_63, zeta_93, zetaqinv_93);
+    const __m512i x_407 = nttgen_mldsa_avx512_shoupmul_u(x_391, f_7, fqinv_7);
     const __m512i red_0 = nttgen_mldsa_avx512_barrett(x_393);
     const __m512i red_1 = nttgen_mldsa_avx512_barrett(x_392);
     const __m512i red_2 = nttgen_mldsa_avx512_barrett(x_395);

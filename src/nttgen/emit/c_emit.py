@@ -121,6 +121,7 @@ class CEmitter(TableReads):
         self.lane_offsets: dict[tuple[int, ...], C.Expr] = {}
         self.accesses = AccessLog()
         self.scalars: set[str] = set()  # C names holding lane scalars (ISA scalar_operands)
+        self.uniform: set[str] = set()  # C names of vectors with one value in every lane
         self._broadcast = broadcast_tables(fn)
         self._uses = value_uses(fn)
         # the C name of each Barrett reduction's result -> its argument and its declaration
@@ -235,6 +236,10 @@ class CEmitter(TableReads):
                 return C.Name(name)
             else:
                 expr = self.isa.load_broadcast(self._memory(src), self._index(index))
+                bound = self._bind(expr, self._hint())
+                if isinstance(bound, C.Name):
+                    self.uniform.add(bound.text)
+                return bound
             return self._bind(expr, self._hint())
         aligned = (isinstance(src, Table) or src in self.fn.locals) and self._aligned(index)
         base = self._memory(src)
@@ -387,7 +392,11 @@ class CEmitter(TableReads):
                 vec = [not self._is_scalar(a) for a in args]
                 out = scalar_operand_op(self.isa, op, args, vec, attrs)
             else:
-                out = template(*self._pinned(op, args), **attrs)
+                args = self._pinned(op, args)
+                uniform = tuple(isinstance(a, C.Name) and a.text in self.uniform for a in args)
+                out = self.isa.uniform_form(op, args, uniform) if any(uniform) else None
+                if out is None:
+                    out = template(*args, **attrs)
             if VOCABULARY[op].result_wide:
                 if isinstance(out, tuple):
                     return self._bind_wide(out, self._hint())
@@ -401,6 +410,8 @@ class CEmitter(TableReads):
                     for k, (e, r) in enumerate(zip(out, self.stmt.results, strict=True))
                 )
             bound = self._bind(out, self._hint())
+            if op == "const" and isinstance(bound, C.Name):
+                self.uniform.add(bound.text)
             if op == "barrett" and isinstance(bound, C.Name):
                 self._reductions[bound.text] = (args[0], self.blocks[-1][-1])
             return bound

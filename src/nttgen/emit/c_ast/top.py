@@ -352,6 +352,10 @@ def _stmt(s: Stmt, depth: int) -> list[str]:
         broken = [f"{head} =", f"{ind}{INDENT}{init};"]
         if len(broken[1]) > COLUMNS and isinstance(s.init, Call) and s.init.args:
             args = [format_expr(a) for a in s.init.args]
+            # the arguments aligned after the "(" where each line fits
+            aligned = bin_pack(f"{head} = {s.init.func}(", args, ");")
+            if len(aligned) > 1 and all(len(line) <= COLUMNS for line in aligned):
+                return aligned
             call = [f"{head} = {s.init.func}(", f"{ind}{INDENT}{', '.join(args)});"]
             if all(len(line) <= COLUMNS for line in call):
                 return call

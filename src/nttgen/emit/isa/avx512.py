@@ -56,6 +56,10 @@ class Avx512(X86Simd):
     # with 32 registers ML-KEM's chunks pay in pairs too (basemul_acc k = 5, clang/gcc:
     # 105/111 -> 100/104 ticks, basemul_acc_cached 80/83 -> 76/80; Zen 5)
     product_chunks = (2, 2)
+    # m of mredw by vpmulld: with vpmuldq, clang zero-extends its low half by two shifts before
+    # the next product (ML-DSA basemul_acc k = 3, clang-19: Zen 5 97 -> 112 ticks, Emerald
+    # Rapids 250 -> 264; gcc 99 either way on Zen 5, 259 -> 241 on Emerald Rapids)
+    mredw_m = "mullo"
 
     def blend_odd(self, a: C.Expr, b: C.Expr, width: int) -> C.Expr:
         """A masked blend (``vpblendmw``/``vpblendmd``): the mask selects b's odd blocks."""

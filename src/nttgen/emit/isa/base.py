@@ -187,6 +187,15 @@ class Isa(ABC):
         message says it."""
         return "isa='c'"
 
+    def uniform_form(
+        self, op: str, args: tuple[C.Expr, ...], uniform: tuple[bool, ...]
+    ) -> C.Expr | None:
+        """Op ``op`` of ``args`` in a cheaper form for the operands marked in ``uniform``,
+        which hold one value in every lane (broadcast table entries, constants); None where
+        the ISA has no such form and the op's template applies."""
+        del op, args, uniform
+        return None
+
     @classmethod
     def has_wide_values(cls, lane: LaneType) -> bool:
         """Whether the ISA holds double-width values of ``lane`` (``madd``, ``mulw``,

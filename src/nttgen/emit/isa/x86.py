@@ -4,12 +4,14 @@ Both have separate low and high 16-bit products (``vpmullw``/``vpmulhw``, Seiler
 Montgomery multiplication by a twisted constant is 3 multiplications and a subtraction, and
 Barrett reduction rounds by an addition and a shift (not a ``vpmulhrsw``: the multipliers are
 the scarce port). Neither has a high 32-bit product, so 32-bit lanes form products with
-``vpmuldq`` on the even lanes and on the odd lanes shifted down (as the reference AVX2 ML-DSA
+``vpmuldq`` on the even lanes and on the odd lanes moved down (as the reference AVX2 ML-DSA
 does) and join the high halves with a blend. A subclass names its register
 width, its intrinsic prefix, how it blends and how it shuffles; the templates here only compose.
 """
 
 from __future__ import annotations
+
+from typing import ClassVar
 
 from ...dsl.vocab import PAIR_SUMS
 from ...lanes import LaneType
@@ -435,38 +437,59 @@ class X86Simd(X86Wide, X86PairSums, HelperCalls, Isa):
         a, b, z, zq = C.Name("a"), C.Name("b"), C.Name("z"), C.Name("zq")
         n = C.Name
         mul = lambda x, y: self._i("mul", x, y, e="epi32")  # noqa: E731
-        odd = lambda x: self._i("srli", x, C.Int(32), e="epi64")  # noqa: E731
+        odd = self._odd
         sub = lambda x, y: self._i("sub", x, y)  # noqa: E731
         join = [
             self._decl("r", self.blend_odd(odd(n("r_e")), n("r_o"), 32)),
             C.Return(self._kept(n("r"))),
         ]
         lanes = self.lanes_for(self.lane)
+        uniform = "{}, where {} holds one value in every lane: its odd lanes need no move."
+
+        def mulhi(name: str, odd_b: C.Expr, doc: tuple[str, ...]) -> C.Top:
+            body = [
+                self._decl("p_e", mul(a, b)),
+                self._decl("p_o", mul(odd(a), odd_b)),
+                C.Return(self.blend_odd(odd(n("p_e")), n("p_o"), 32)),
+            ]
+            return self._fn(name, ("a", "b"), body, doc)
+
+        def montmul(name: str, odd_z: C.Expr, doc: tuple[str, ...]) -> C.Top:
+            body = [
+                self._decl("a_o", odd(a)),
+                self._decl("m_e", self._i("mullo", a, zq)),
+                self._decl("m_o", odd(n("m_e"))),
+                self._decl("p_e", mul(a, z)),
+                self._decl("p_o", mul(n("a_o"), odd_z)),
+                self._decl("qv", self._factor(q)),
+                self._decl("r_e", sub(n("p_e"), mul(n("m_e"), n("qv")))),
+                self._decl("r_o", sub(n("p_o"), mul(n("m_o"), n("qv")))),
+                *join,
+            ]
+            return self._fn(name, ("a", "z", "zq"), body, doc)
+
+        def shoupmul(name: str, odd_zs: C.Expr, doc: tuple[str, ...]) -> C.Top:
+            body = [
+                self._decl("a_o", odd(a)),
+                self._decl("t_e", mul(a, n("zs"))),
+                self._decl("t_o", mul(n("a_o"), odd_zs)),
+                self._decl("t", self.blend_odd(odd(n("t_e")), n("t_o"), 32)),
+                self._decl("qv", self._factor(q)),
+                self._decl("tq", self._i("mullo", n("t"), n("qv"))),
+                C.Return(self._kept(sub(self._i("mullo", a, z), n("tq")))),
+            ]
+            return self._fn(name, ("a", "z", "zs"), body, doc)
+
         return [
-            self._fn(
+            mulhi(
                 "mulhi",
-                ("a", "b"),
-                [
-                    self._decl("p_e", mul(a, b)),
-                    self._decl("p_o", mul(odd(a), odd(b))),
-                    C.Return(self.blend_odd(odd(n("p_e")), n("p_o"), 32)),
-                ],
+                odd(b),
                 ("High halves of the signed 32x32-bit products, even and odd lanes by vpmuldq.",),
             ),
-            self._fn(
+            mulhi("mulhi_u", b, (uniform.format("The high halves of mulhi", "b"),)),
+            montmul(
                 "montmul",
-                ("a", "z", "zq"),
-                [
-                    self._decl("a_o", odd(a)),
-                    self._decl("m_e", self._i("mullo", a, zq)),
-                    self._decl("m_o", odd(n("m_e"))),
-                    self._decl("p_e", mul(a, z)),
-                    self._decl("p_o", mul(n("a_o"), odd(z))),
-                    self._decl("qv", self._factor(q)),
-                    self._decl("r_e", sub(n("p_e"), mul(n("m_e"), n("qv")))),
-                    self._decl("r_o", sub(n("p_o"), mul(n("m_o"), n("qv")))),
-                    *join,
-                ],
+                odd(z),
                 (
                     f"Signed Montgomery multiplication by a twisted constant, {lanes} lanes:",
                     "m = lo(a*zq) for all lanes by one vpmulld (on Zen as cheap as a vpmuldq),",
@@ -476,6 +499,7 @@ class X86Simd(X86Wide, X86PairSums, HelperCalls, Isa):
                     "high half.",
                 ),
             ),
+            montmul("montmul_u", z, (uniform.format("montmul", "z"),)),
             self._fn(
                 "montmul_var",
                 ("a", "b"),
@@ -493,18 +517,9 @@ class X86Simd(X86Wide, X86PairSums, HelperCalls, Isa):
                 ],
                 (f"Signed Montgomery product of two variables, {lanes} lanes (m = lo(a*b)*q^-1).",),
             ),
-            self._fn(
+            shoupmul(
                 "shoupmul",
-                ("a", "z", "zs"),
-                [
-                    self._decl("a_o", odd(a)),
-                    self._decl("t_e", mul(a, n("zs"))),
-                    self._decl("t_o", mul(n("a_o"), odd(n("zs")))),
-                    self._decl("t", self.blend_odd(odd(n("t_e")), n("t_o"), 32)),
-                    self._decl("qv", self._factor(q)),
-                    self._decl("tq", self._i("mullo", n("t"), n("qv"))),
-                    C.Return(self._kept(sub(self._i("mullo", a, z), n("tq")))),
-                ],
+                odd(n("zs")),
                 (
                     "Product by a constant with its quotient zs = round(z*2^32/q) (Shoup),",
                     f"{lanes} lanes: t = hi(a*zs) by vpmuldq on even and odd lanes, then",
@@ -512,12 +527,13 @@ class X86Simd(X86Wide, X86PairSums, HelperCalls, Isa):
                     "multiplications where the Montgomery product needs 5.",
                 ),
             ),
+            shoupmul("shoupmul_u", n("zs"), (uniform.format("shoupmul", "zs"),)),
             self._fn(
                 "barrett",
                 ("a",),
                 [
                     self._decl("bv", self._factor(bv)),
-                    self._decl("hi", call(self.helper("mulhi"), a, n("bv"))),
+                    self._decl("hi", call(self.helper("mulhi_u"), a, n("bv"))),
                     self._decl("r", self._i("add", n("hi"), self._set1(1 << (bk - 1)))),
                     self._decl("t", self._i("srai", n("r"), C.Int(bk))),
                     self._decl("qv", self._factor(q)),
@@ -543,6 +559,26 @@ class X86Simd(X86Wide, X86PairSums, HelperCalls, Isa):
     def sub(self, a: C.Expr, b: C.Expr) -> C.Expr:
         """Lane-wise subtract."""
         return self._i("sub", a, b)
+
+    # the operand of each 32-bit-lane product helper whose odd lanes it moves down for the
+    # second vpmuldq; an operand with one value in every lane (a broadcast twiddle, a
+    # constant) needs no move, as vpmuldq reads only the low half of each 64-bit lane. clang
+    # drops those moves itself, gcc kept them: 17 of the 43 instructions by which gcc's ML-DSA
+    # AVX2 NTT exceeded clang's, 46 of 56 in the inverse (Emerald Rapids, gcc ticks: ntt 539
+    # -> 526, intt 682 -> 677, polymul 1,883 -> 1,858; clang-19 unchanged)
+    _UNIFORM_OPERAND: ClassVar[dict[str, int]] = {"mulhi": 1, "montmul": 1, "shoupmul": 2}
+
+    def uniform_form(
+        self, op: str, args: tuple[C.Expr, ...], uniform: tuple[bool, ...]
+    ) -> C.Expr | None:
+        """The ``_u`` helper of a 32-bit-lane product whose shifted operand is lane-uniform
+        (either factor of ``mulhi``), else None."""
+        k = self._UNIFORM_OPERAND.get(op)
+        if self.lane.bits != 32 or k is None:
+            return None
+        if op == "mulhi" and uniform[0] and not uniform[1]:
+            args, uniform = args[::-1], uniform[::-1]
+        return call(self.helper(f"{op}_u"), *args) if uniform[k] else None
 
     def shoupmul(self, a: C.Expr, z: C.Expr, zs: C.Expr) -> C.Expr:
         """Product by a constant with its Shoup quotient (from an exact high product)."""

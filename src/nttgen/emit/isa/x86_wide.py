@@ -27,9 +27,23 @@ class X86Wide:
         """Each of the two vectors of a double-width value has the vector type."""
         return self._x().vtype
 
+    # How ``mredw`` forms m = lo(a)*q^-1 mod 2^32: "mul" by ``vpmuldq``, whose product has m in
+    # the low half of each 64-bit lane (one uop on Intel cores, where ``vpmulld`` takes two:
+    # ML-DSA AVX2, Emerald Rapids, gcc / clang-19 ticks, vpmulld -> vpmuldq: basemul_acc_cached
+    # k = 3 238 / 240 -> 217 / 219, basemul_acc k = 5 459 / 459 -> 429 / 430; Zen 5 unchanged);
+    # "mullo" by ``vpmulld`` (AVX-512, see Avx512)
+    mredw_m = "mul"
+
     def _odd(self, a: C.Expr) -> C.Expr:
-        """The odd 32-bit lanes moved into the low halves of their 64-bit lanes."""
-        return self._x()._i("srli", a, C.Int(32), e="epi64")
+        """The odd 32-bit lanes copied into the low halves of their 64-bit lanes by
+        ``vpshufd`` (elements 1, 1, 3, 3 of each 128 bits): ``vpmuldq`` and the blends that
+        join two products read only those low halves. A shuffle rather than a 64-bit shift:
+        Intel cores run vector shifts on the two ports of the multipliers and shuffles on a
+        third (ML-DSA AVX2, Emerald Rapids, gcc / clang-19 ticks, shift -> shuffle: intt
+        677 / 674 -> 657 / 655, polymul 1,858 / 1,869 -> 1,813 / 1,817, basemul_acc_cached
+        k = 3 258 / 259 -> 238 / 240; AVX-512 clang-19 intt 477 -> 439, gcc within 1 %);
+        Zen 4 and 5 run both on the same two pipes."""
+        return self._x()._i("shuffle", a, C.Int(0xF5), e="epi32")
 
     def mulw(self, a: C.Expr, b: C.Expr) -> tuple[C.Expr, C.Expr]:
         """The exact products: for 16-bit lanes the low and high halves interleaved (as
@@ -77,22 +91,21 @@ class X86Wide:
         return self._mredw32_helper()
 
     def _mredw32_helper(self) -> C.FuncDef:
-        """(a - m*q) / 2^32 per 64-bit lane: m = lo(a)*q^-1 by ``vpmulld`` (the low 32 bits
-        of each product), m*q by ``vpmuldq`` (which reads the low 32 bits of its lane), a
-        64-bit subtraction whose low half is zero, then the high halves of the even and odd
-        lanes joined by a shift and a blend. With m by ``vpmuldq`` too, clang zero-extended its
-        low half by two shifts before the next product (ML-DSA AVX-512 ``basemul_acc`` k = 3,
-        Zen 5, clang-19: 112 -> 97 ticks with ``vpmulld``; gcc 99 either way, AVX2 unchanged)."""
+        """(a - m*q) / 2^32 per 64-bit lane: m = lo(a)*q^-1 (see :attr:`mredw_m`), m*q by
+        ``vpmuldq`` (which reads the low 32 bits of its lane), a 64-bit subtraction whose low
+        half is zero, then the high halves of the even and odd lanes joined by a shuffle and a
+        blend."""
         x = self._x()
         n = C.Name
         mul = lambda u, v: x._i("mul", u, v, e="epi32")  # noqa: E731
+        m_by = "vpmuldq" if x.mredw_m == "mul" else "vpmulld"
         body: list[C.Stmt] = [
             x._decl("qinv", x._factor(x.arith.qinv)),
             x._decl("q", x._factor(x.arith.q)),
         ]
         for h in ("lo", "hi"):
             body += [
-                x._decl(f"m_{h}", x._i("mullo", n(h), n("qinv"), e="epi32")),
+                x._decl(f"m_{h}", x._i(x.mredw_m, n(h), n("qinv"), e="epi32")),
                 x._decl(f"d_{h}", x._i("sub", n(h), mul(n(f"m_{h}"), n("q")), e="epi64")),
             ]
         body.append(C.Return(x.blend_odd(self._odd(n("d_lo")), n("d_hi"), 32)))
@@ -103,7 +116,7 @@ class X86Wide:
             (
                 "Signed Montgomery reduction of 64-bit sums (the even lanes, then the odd ones)",
                 "to 32-bit lanes in their order: (a - m*q) / 2^32 with m = lo(a)*q^-1 mod 2^32",
-                "(vpmulld, vpmuldq, vpsubq, a shift and a blend).",
+                f"({m_by}, vpmuldq, vpsubq, a shuffle and a blend).",
             ),
         )
 
