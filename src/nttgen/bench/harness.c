@@ -24,7 +24,8 @@
  * subtracting the copy timed alone undercounted short kernels: the out-of-order core overlaps the
  * next copy with the kernel, by an amount that depended on code layout.) Kernels are reached
  * through a table of function pointers so that every ISA of a ring is timed in one run, under the
- * same conditions.
+ * same conditions; each set's batch follows a few microseconds of untimed calls of the same
+ * kernel, so that no set pays for the switch from the one before it (see warm_up).
  *
  * Output: one JSON object per line on stdout, per (kernel set, op, k): the ticks per call of
  * every sample in the order taken (sample s of every set taken together).
@@ -248,9 +249,25 @@ static int takes_k(int op) { return op == OP_BASEMUL_ACC || op == OP_BASEMUL_ACC
 
 #define MAX_KS 8
 
+/* Untimed calls of a set for at least WARM_TICKS, just before its timed batch. The first
+ * AVX-512 calls after other code run slower while the core brings up its 512-bit units (on an
+ * Emerald Rapids, after AVX2 code the first three ML-DSA ntt calls took 1.8 times as long, about
+ * 1,000 ticks more in all; AVX2 after AVX-512 one call 10 % longer), and with the sets in a
+ * fixed order that cost fell on every sample of whichever AVX-512 set came first: 2-12 % of its
+ * time. Warmed up, each batch starts in the state it is timed in. */
+#define WARM_TICKS 4000
+
+static void warm_up(const bench_kernels_t *k, const bench_elem_t *cache, enum op op, size_t kk,
+                    unsigned place) {
+    uint64_t t0 = ticks();
+    do {
+        (void)sample(k, cache, op, kk, 1, place);
+    } while (ticks() - t0 < WARM_TICKS);
+}
+
 /* Times `nsets` kernel sets on one (op, k) for one round: `warmup` untimed samples, then
- * `count` samples, each of every set back to back at one placement; sample s of set i
- * goes to out[i][first + s] as ticks per call. */
+ * `count` samples, each of every set back to back at one placement, each batch warmed up
+ * (warm_up); sample s of set i goes to out[i][first + s] as ticks per call. */
 static void measure_round(const bench_kernels_t *sets, size_t nsets, enum op op, size_t kk,
                           int batch, int warmup, int count, int first, double *const *out) {
     if (op == OP_BASEMUL_ACC_CACHED) { /* each set's caches of in_b, untimed */
@@ -264,6 +281,7 @@ static void measure_round(const bench_kernels_t *sets, size_t nsets, enum op op,
         unsigned place = random_placement();
         place_buffers(random_placement());
         for (size_t i = 0; i < nsets; ++i) {
+            warm_up(&sets[i], in_c[i], op, kk, place);
             uint64_t t = sample(&sets[i], in_c[i], op, kk, batch, place);
             if (s >= 0) {
                 out[i][first + s] = (double)t / batch;
