@@ -39,9 +39,8 @@
  *         -> r in [-8377400, 8377400]
  *       ops: load 64, store 32, mredw 32, mulw 32
  *   nttgen_mldsa_avx2_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-8380416, 8380416] -> a in [-4190208, 4190208]
- *       ops: load 222, store 64, add 128, sub 128, shoupmul 144, barrett 32, shuffle 48, const 32
- *       coefficient reductions: 256
+ *       a in [-8380416, 8380416] -> a in [-6176123, 6176123]
+ *       ops: load 222, store 64, add 128, sub 128, montmul 32, shoupmul 112, shuffle 48, const 32
  *   nttgen_mldsa_avx2_reduce: full reduction, in place: every coefficient to its representative in
  *     [0, q)
  *       a in [-2147483648, 2147483647] -> a in [0, 8380416]
@@ -73,9 +72,8 @@
  *       ops: load 32, store 32, shuffle 48
  *   nttgen_mldsa_avx2_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-8380416, 8380416], b in [-8380416, 8380416] -> r in [0, 8380416]
- *       ops: load 730, store 224, add 384, sub 384, shoupmul 400, montmul_var 32, barrett 32,
+ *       ops: load 730, store 224, add 384, sub 384, montmul 32, shoupmul 368, montmul_var 32,
  *         cond_add_q 32, shuffle 144, const 32
- *       coefficient reductions: 256
  */
 #if !defined(NTTGEN_NO_ISA_CHECK) && !defined(__AVX2__)
 #error "compile this avx2 file with -mavx2 (__AVX2__ is not defined)"
@@ -152,6 +150,22 @@ static inline __m256i nttgen_mldsa_avx2_mulhi_u(__m256i a, __m256i b) {
     const __m256i p_e = _mm256_mul_epi32(a, b);
     const __m256i p_o = _mm256_mul_epi32(_mm256_shuffle_epi32(a, 245), b);
     return _mm256_blend_epi32(_mm256_shuffle_epi32(p_e, 245), p_o, 170);
+}
+
+/*
+ * montmul, where z holds one value in every lane: its odd lanes need no move.
+ */
+static inline __m256i nttgen_mldsa_avx2_montmul_u(__m256i a, __m256i z, __m256i zq) {
+    const __m256i a_o = _mm256_shuffle_epi32(a, 245);
+    const __m256i m_e = _mm256_mullo_epi32(a, zq);
+    const __m256i m_o = _mm256_shuffle_epi32(m_e, 245);
+    const __m256i p_e = _mm256_mul_epi32(a, z);
+    const __m256i p_o = _mm256_mul_epi32(a_o, z);
+    const __m256i qv = nttgen_mldsa_avx2_keep(_mm256_set1_epi32(8380417));
+    const __m256i r_e = _mm256_sub_epi32(p_e, _mm256_mul_epi32(m_e, qv));
+    const __m256i r_o = _mm256_sub_epi32(p_o, _mm256_mul_epi32(m_o, qv));
+    const __m256i r = _mm256_blend_epi32(_mm256_shuffle_epi32(r_e, 245), r_o, 170);
+    return nttgen_mldsa_avx2_keep(r);
 }
 
 /*
@@ -364,9 +378,9 @@ NTTGEN_ALIGN(64) static const int32_t nttgen_mldsa_avx2_ntt_from_zetas[840] = {
 };
 // clang-format on
 
-// inverse twiddles zeta_k^-1 (layer 0 times the final scale), Shoup pairs (z, round(z*beta/q)), in
-//  consumption order: as lane vectors, or as one pair where all lanes share it (twiddles equal to 1
-//  are not stored)
+// inverse twiddles zeta_k^-1 (layer 0 times the final scale), layer 0 in Montgomery form, Shoup
+//  pairs (z, round(z*beta/q)), in consumption order: as lane vectors, or as one pair where all
+//  lanes share it (twiddles equal to 1 are not stored)
 // clang-format off
 NTTGEN_ALIGN(64) static const int32_t nttgen_mldsa_avx2_intt_zetas_inv[840] = {
     // pass 0: layer(s) 2, 3, 4, 5, 6, 7
@@ -475,7 +489,7 @@ NTTGEN_ALIGN(64) static const int32_t nttgen_mldsa_avx2_intt_zetas_inv[840] = {
     1005239, 515185417, -3542485, -1815525077, -3764867, -1929495947, 601683, 308362795,
     3145678, 1612161320, 3201494, 1640767044, 0, 0, 0, 0,
     // pass 1: layer(s) 0, 1
-    -3761513, -1927777021, -3765607, -1929875198, -294725, -151046689, 0, 0,
+    -3761513, -1927777021, -3765607, -1929875198, 3975713, 151046689, 0, 0,
 };
 // clang-format on
 
@@ -1234,8 +1248,8 @@ void nttgen_mldsa_avx2_basemul_acc_cached(int32_t r[256], const int32_t *a, cons
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[256]: on entry in [-8380416, 8380416], on exit in [-4190208, 4190208]
- * Ops per call: load 222, store 64, add 128, sub 128, shoupmul 144, barrett 32, shuffle 48, const
+ * a[256]: on entry in [-8380416, 8380416], on exit in [-6176123, 6176123]
+ * Ops per call: load 222, store 64, add 128, sub 128, montmul 32, shoupmul 112, shuffle 48, const
  *   32
  */
 void nttgen_mldsa_avx2_intt(int32_t a[256]) {
@@ -1628,41 +1642,33 @@ void nttgen_mldsa_avx2_intt(int32_t a[256]) {
         const __m256i d_54 = _mm256_sub_epi32(x_174, x_175);
         const __m256i x_179 = _mm256_add_epi32(x_170, x_171);
         const __m256i d_55 = _mm256_sub_epi32(x_170, x_171);
-        const __m256i x_180 = nttgen_mldsa_avx2_shoupmul_u(d_52, zeta_40, zetaqinv_40);
-        const __m256i f_0 = nttgen_mldsa_avx2_keep(_mm256_set1_epi32(16382));
-        const __m256i fqinv_0 = nttgen_mldsa_avx2_keep(_mm256_set1_epi32(8395782));
-        const __m256i x_181 = nttgen_mldsa_avx2_shoupmul_u(x_176, f_0, fqinv_0);
-        const __m256i x_182 = nttgen_mldsa_avx2_shoupmul_u(d_53, zeta_40, zetaqinv_40);
-        const __m256i f_1 = nttgen_mldsa_avx2_keep(_mm256_set1_epi32(16382));
-        const __m256i fqinv_1 = nttgen_mldsa_avx2_keep(_mm256_set1_epi32(8395782));
-        const __m256i x_183 = nttgen_mldsa_avx2_shoupmul_u(x_177, f_1, fqinv_1);
-        const __m256i x_184 = nttgen_mldsa_avx2_shoupmul_u(d_54, zeta_40, zetaqinv_40);
-        const __m256i f_2 = nttgen_mldsa_avx2_keep(_mm256_set1_epi32(16382));
-        const __m256i fqinv_2 = nttgen_mldsa_avx2_keep(_mm256_set1_epi32(8395782));
-        const __m256i x_185 = nttgen_mldsa_avx2_shoupmul_u(x_178, f_2, fqinv_2);
-        const __m256i x_186 = nttgen_mldsa_avx2_shoupmul_u(d_55, zeta_40, zetaqinv_40);
-        const __m256i f_3 = nttgen_mldsa_avx2_keep(_mm256_set1_epi32(16382));
-        const __m256i fqinv_3 = nttgen_mldsa_avx2_keep(_mm256_set1_epi32(8395782));
-        const __m256i x_187 = nttgen_mldsa_avx2_shoupmul_u(x_179, f_3, fqinv_3);
-        const __m256i red_0 = nttgen_mldsa_avx2_barrett(x_181);
-        const __m256i red_1 = nttgen_mldsa_avx2_barrett(x_180);
-        const __m256i red_2 = nttgen_mldsa_avx2_barrett(x_183);
-        const __m256i red_3 = nttgen_mldsa_avx2_barrett(x_182);
-        const __m256i red_4 = nttgen_mldsa_avx2_barrett(x_185);
-        const __m256i red_5 = nttgen_mldsa_avx2_barrett(x_184);
-        const __m256i red_6 = nttgen_mldsa_avx2_barrett(x_187);
-        const __m256i red_7 = nttgen_mldsa_avx2_barrett(x_186);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 8], red_0);
-        _mm256_storeu_si256((__m256i *)(&a[j_0 * 8] + 128), red_1);
-        _mm256_storeu_si256((__m256i *)(&a[j_0 * 8] + 64), red_2);
-        _mm256_storeu_si256((__m256i *)(&a[j_0 * 8] + 192), red_3);
-        _mm256_storeu_si256((__m256i *)(&a[j_0 * 8] + 32), red_4);
-        _mm256_storeu_si256((__m256i *)(&a[j_0 * 8] + 160), red_5);
-        _mm256_storeu_si256((__m256i *)(&a[j_0 * 8] + 96), red_6);
-        _mm256_storeu_si256((__m256i *)(&a[j_0 * 8] + 224), red_7);
+        const __m256i x_180 = nttgen_mldsa_avx2_montmul_u(d_52, zeta_40, zetaqinv_40);
+        const __m256i f_0 = nttgen_mldsa_avx2_keep(_mm256_set1_epi32(41978));
+        const __m256i fqinv_0 = nttgen_mldsa_avx2_keep(_mm256_set1_epi32(-8395782));
+        const __m256i x_181 = nttgen_mldsa_avx2_montmul_u(x_176, f_0, fqinv_0);
+        const __m256i x_182 = nttgen_mldsa_avx2_montmul_u(d_53, zeta_40, zetaqinv_40);
+        const __m256i f_1 = nttgen_mldsa_avx2_keep(_mm256_set1_epi32(41978));
+        const __m256i fqinv_1 = nttgen_mldsa_avx2_keep(_mm256_set1_epi32(-8395782));
+        const __m256i x_183 = nttgen_mldsa_avx2_montmul_u(x_177, f_1, fqinv_1);
+        const __m256i x_184 = nttgen_mldsa_avx2_montmul_u(d_54, zeta_40, zetaqinv_40);
+        const __m256i f_2 = nttgen_mldsa_avx2_keep(_mm256_set1_epi32(41978));
+        const __m256i fqinv_2 = nttgen_mldsa_avx2_keep(_mm256_set1_epi32(-8395782));
+        const __m256i x_185 = nttgen_mldsa_avx2_montmul_u(x_178, f_2, fqinv_2);
+        const __m256i x_186 = nttgen_mldsa_avx2_montmul_u(d_55, zeta_40, zetaqinv_40);
+        const __m256i f_3 = nttgen_mldsa_avx2_keep(_mm256_set1_epi32(41978));
+        const __m256i fqinv_3 = nttgen_mldsa_avx2_keep(_mm256_set1_epi32(-8395782));
+        const __m256i x_187 = nttgen_mldsa_avx2_montmul_u(x_179, f_3, fqinv_3);
+        _mm256_storeu_si256((__m256i *)&a[j_0 * 8], x_181);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 8] + 128), x_180);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 8] + 64), x_183);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 8] + 192), x_182);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 8] + 32), x_185);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 8] + 160), x_184);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 8] + 96), x_187);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 8] + 224), x_186);
     }
 #ifdef NTTGEN_DEBUG
-    nttgen_mldsa_avx2_assert_range(a, 256, -4190208, 4190208);
+    nttgen_mldsa_avx2_assert_range(a, 256, -6176123, 6176123);
 #endif
 }
 
@@ -1987,7 +1993,7 @@ void nttgen_mldsa_avx2_from_standard(int32_t a[256]) {
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta, in [0, q)
  * a[256]: on entry in [-8380416, 8380416], on exit in [0, 8380416]
- * Ops per call: load 222, store 64, add 128, sub 128, shoupmul 144, barrett 32, cond_add_q 32,
+ * Ops per call: load 222, store 64, add 128, sub 128, montmul 32, shoupmul 112, cond_add_q 32,
  *   shuffle 48, const 32
  */
 static NTTGEN_NOINLINE void nttgen_mldsa_avx2_intt_reduce(int32_t a[256]) {
@@ -2380,46 +2386,38 @@ static NTTGEN_NOINLINE void nttgen_mldsa_avx2_intt_reduce(int32_t a[256]) {
         const __m256i d_54 = _mm256_sub_epi32(x_174, x_175);
         const __m256i x_179 = _mm256_add_epi32(x_170, x_171);
         const __m256i d_55 = _mm256_sub_epi32(x_170, x_171);
-        const __m256i x_180 = nttgen_mldsa_avx2_shoupmul_u(d_52, zeta_40, zetaqinv_40);
-        const __m256i f_0 = nttgen_mldsa_avx2_keep(_mm256_set1_epi32(16382));
-        const __m256i fqinv_0 = nttgen_mldsa_avx2_keep(_mm256_set1_epi32(8395782));
-        const __m256i x_181 = nttgen_mldsa_avx2_shoupmul_u(x_176, f_0, fqinv_0);
-        const __m256i x_182 = nttgen_mldsa_avx2_shoupmul_u(d_53, zeta_40, zetaqinv_40);
-        const __m256i f_1 = nttgen_mldsa_avx2_keep(_mm256_set1_epi32(16382));
-        const __m256i fqinv_1 = nttgen_mldsa_avx2_keep(_mm256_set1_epi32(8395782));
-        const __m256i x_183 = nttgen_mldsa_avx2_shoupmul_u(x_177, f_1, fqinv_1);
-        const __m256i x_184 = nttgen_mldsa_avx2_shoupmul_u(d_54, zeta_40, zetaqinv_40);
-        const __m256i f_2 = nttgen_mldsa_avx2_keep(_mm256_set1_epi32(16382));
-        const __m256i fqinv_2 = nttgen_mldsa_avx2_keep(_mm256_set1_epi32(8395782));
-        const __m256i x_185 = nttgen_mldsa_avx2_shoupmul_u(x_178, f_2, fqinv_2);
-        const __m256i x_186 = nttgen_mldsa_avx2_shoupmul_u(d_55, zeta_40, zetaqinv_40);
-        const __m256i f_3 = nttgen_mldsa_avx2_keep(_mm256_set1_epi32(16382));
-        const __m256i fqinv_3 = nttgen_mldsa_avx2_keep(_mm256_set1_epi32(8395782));
-        const __m256i x_187 = nttgen_mldsa_avx2_shoupmul_u(x_179, f_3, fqinv_3);
-        const __m256i red_0 = nttgen_mldsa_avx2_barrett(x_181);
-        const __m256i red_1 = nttgen_mldsa_avx2_barrett(x_180);
-        const __m256i red_2 = nttgen_mldsa_avx2_barrett(x_183);
-        const __m256i red_3 = nttgen_mldsa_avx2_barrett(x_182);
-        const __m256i red_4 = nttgen_mldsa_avx2_barrett(x_185);
-        const __m256i red_5 = nttgen_mldsa_avx2_barrett(x_184);
-        const __m256i red_6 = nttgen_mldsa_avx2_barrett(x_187);
-        const __m256i red_7 = nttgen_mldsa_avx2_barrett(x_186);
-        const __m256i red_8 = nttgen_mldsa_avx2_cond_add_q(red_0);
-        const __m256i red_9 = nttgen_mldsa_avx2_cond_add_q(red_1);
-        const __m256i red_10 = nttgen_mldsa_avx2_cond_add_q(red_2);
-        const __m256i red_11 = nttgen_mldsa_avx2_cond_add_q(red_3);
-        const __m256i red_12 = nttgen_mldsa_avx2_cond_add_q(red_4);
-        const __m256i red_13 = nttgen_mldsa_avx2_cond_add_q(red_5);
-        const __m256i red_14 = nttgen_mldsa_avx2_cond_add_q(red_6);
-        const __m256i red_15 = nttgen_mldsa_avx2_cond_add_q(red_7);
-        _mm256_storeu_si256((__m256i *)&a[j_0 * 8], red_8);
-        _mm256_storeu_si256((__m256i *)(&a[j_0 * 8] + 128), red_9);
-        _mm256_storeu_si256((__m256i *)(&a[j_0 * 8] + 64), red_10);
-        _mm256_storeu_si256((__m256i *)(&a[j_0 * 8] + 192), red_11);
-        _mm256_storeu_si256((__m256i *)(&a[j_0 * 8] + 32), red_12);
-        _mm256_storeu_si256((__m256i *)(&a[j_0 * 8] + 160), red_13);
-        _mm256_storeu_si256((__m256i *)(&a[j_0 * 8] + 96), red_14);
-        _mm256_storeu_si256((__m256i *)(&a[j_0 * 8] + 224), red_15);
+        const __m256i x_180 = nttgen_mldsa_avx2_montmul_u(d_52, zeta_40, zetaqinv_40);
+        const __m256i f_0 = nttgen_mldsa_avx2_keep(_mm256_set1_epi32(41978));
+        const __m256i fqinv_0 = nttgen_mldsa_avx2_keep(_mm256_set1_epi32(-8395782));
+        const __m256i x_181 = nttgen_mldsa_avx2_montmul_u(x_176, f_0, fqinv_0);
+        const __m256i x_182 = nttgen_mldsa_avx2_montmul_u(d_53, zeta_40, zetaqinv_40);
+        const __m256i f_1 = nttgen_mldsa_avx2_keep(_mm256_set1_epi32(41978));
+        const __m256i fqinv_1 = nttgen_mldsa_avx2_keep(_mm256_set1_epi32(-8395782));
+        const __m256i x_183 = nttgen_mldsa_avx2_montmul_u(x_177, f_1, fqinv_1);
+        const __m256i x_184 = nttgen_mldsa_avx2_montmul_u(d_54, zeta_40, zetaqinv_40);
+        const __m256i f_2 = nttgen_mldsa_avx2_keep(_mm256_set1_epi32(41978));
+        const __m256i fqinv_2 = nttgen_mldsa_avx2_keep(_mm256_set1_epi32(-8395782));
+        const __m256i x_185 = nttgen_mldsa_avx2_montmul_u(x_178, f_2, fqinv_2);
+        const __m256i x_186 = nttgen_mldsa_avx2_montmul_u(d_55, zeta_40, zetaqinv_40);
+        const __m256i f_3 = nttgen_mldsa_avx2_keep(_mm256_set1_epi32(41978));
+        const __m256i fqinv_3 = nttgen_mldsa_avx2_keep(_mm256_set1_epi32(-8395782));
+        const __m256i x_187 = nttgen_mldsa_avx2_montmul_u(x_179, f_3, fqinv_3);
+        const __m256i red_0 = nttgen_mldsa_avx2_cond_add_q(x_181);
+        const __m256i red_1 = nttgen_mldsa_avx2_cond_add_q(x_180);
+        const __m256i red_2 = nttgen_mldsa_avx2_cond_add_q(x_183);
+        const __m256i red_3 = nttgen_mldsa_avx2_cond_add_q(x_182);
+        const __m256i red_4 = nttgen_mldsa_avx2_cond_add_q(x_185);
+        const __m256i red_5 = nttgen_mldsa_avx2_cond_add_q(x_184);
+        const __m256i red_6 = nttgen_mldsa_avx2_cond_add_q(x_187);
+        const __m256i red_7 = nttgen_mldsa_avx2_cond_add_q(x_186);
+        _mm256_storeu_si256((__m256i *)&a[j_0 * 8], red_0);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 8] + 128), red_1);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 8] + 64), red_2);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 8] + 192), red_3);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 8] + 32), red_4);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 8] + 160), red_5);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 8] + 96), red_6);
+        _mm256_storeu_si256((__m256i *)(&a[j_0 * 8] + 224), red_7);
     }
 #ifdef NTTGEN_DEBUG
     nttgen_mldsa_avx2_assert_range(a, 256, 0, 8380416);
@@ -2434,7 +2432,7 @@ static NTTGEN_NOINLINE void nttgen_mldsa_avx2_intt_reduce(int32_t a[256]) {
  * r[256]: on exit in [0, 8380416]
  * a[256]: on entry in [-8380416, 8380416]
  * b[256]: on entry in [-8380416, 8380416]
- * Ops per call: load 730, store 224, add 384, sub 384, shoupmul 400, montmul_var 32, barrett 32,
+ * Ops per call: load 730, store 224, add 384, sub 384, montmul 32, shoupmul 368, montmul_var 32,
  *   cond_add_q 32, shuffle 144, const 32
  */
 void nttgen_mldsa_avx2_polymul(int32_t r[256], const int32_t a[256], const int32_t b[256]) {

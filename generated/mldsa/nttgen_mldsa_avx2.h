@@ -39,9 +39,8 @@
  *         -> r in [-8377400, 8377400]
  *       ops: load 64, store 32, mredw 32, mulw 32
  *   nttgen_mldsa_avx2_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-8380416, 8380416] -> a in [-4190208, 4190208]
- *       ops: load 222, store 64, add 128, sub 128, shoupmul 144, barrett 32, shuffle 48, const 32
- *       coefficient reductions: 256
+ *       a in [-8380416, 8380416] -> a in [-6176123, 6176123]
+ *       ops: load 222, store 64, add 128, sub 128, montmul 32, shoupmul 112, shuffle 48, const 32
  *   nttgen_mldsa_avx2_reduce: full reduction, in place: every coefficient to its representative in
  *     [0, q)
  *       a in [-2147483648, 2147483647] -> a in [0, 8380416]
@@ -73,9 +72,8 @@
  *       ops: load 32, store 32, shuffle 48
  *   nttgen_mldsa_avx2_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-8380416, 8380416], b in [-8380416, 8380416] -> r in [0, 8380416]
- *       ops: load 730, store 224, add 384, sub 384, shoupmul 400, montmul_var 32, barrett 32,
+ *       ops: load 730, store 224, add 384, sub 384, montmul 32, shoupmul 368, montmul_var 32,
  *         cond_add_q 32, shuffle 144, const 32
- *       coefficient reductions: 256
  */
 #ifndef NTTGEN_MLDSA_AVX2_H
 #define NTTGEN_MLDSA_AVX2_H
@@ -159,8 +157,8 @@ void nttgen_mldsa_avx2_basemul_acc_cached(int32_t r[256], const int32_t *a, cons
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[256]: on entry in [-8380416, 8380416], on exit in [-4190208, 4190208]
- * Ops per call: load 222, store 64, add 128, sub 128, shoupmul 144, barrett 32, shuffle 48, const
+ * a[256]: on entry in [-8380416, 8380416], on exit in [-6176123, 6176123]
+ * Ops per call: load 222, store 64, add 128, sub 128, montmul 32, shoupmul 112, shuffle 48, const
  *   32
  */
 void nttgen_mldsa_avx2_intt(int32_t a[256]);
@@ -243,7 +241,7 @@ void nttgen_mldsa_avx2_from_standard(int32_t a[256]);
  * r[256]: on exit in [0, 8380416]
  * a[256]: on entry in [-8380416, 8380416]
  * b[256]: on entry in [-8380416, 8380416]
- * Ops per call: load 730, store 224, add 384, sub 384, shoupmul 400, montmul_var 32, barrett 32,
+ * Ops per call: load 730, store 224, add 384, sub 384, montmul 32, shoupmul 368, montmul_var 32,
  *   cond_add_q 32, shuffle 144, const 32
  */
 void nttgen_mldsa_avx2_polymul(int32_t r[256], const int32_t a[256], const int32_t b[256]);

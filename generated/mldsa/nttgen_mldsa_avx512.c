@@ -39,9 +39,8 @@
  *         -> r in [-8377400, 8377400]
  *       ops: load 32, store 16, mredw 16, mulw 16
  *   nttgen_mldsa_avx512_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-8380416, 8380416] -> a in [-4190208, 4190208]
- *       ops: load 110, store 16, add 64, sub 64, shoupmul 72, barrett 16, shuffle 32, const 16
- *       coefficient reductions: 256
+ *       a in [-8380416, 8380416] -> a in [-6176123, 6176123]
+ *       ops: load 110, store 16, add 64, sub 64, montmul 16, shoupmul 56, shuffle 32, const 16
  *   nttgen_mldsa_avx512_reduce: full reduction, in place: every coefficient to its representative
  *     in [0, q)
  *       a in [-2147483648, 2147483647] -> a in [0, 8380416]
@@ -73,9 +72,8 @@
  *       ops: load 16, store 16, shuffle 32
  *   nttgen_mldsa_avx512_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-8380416, 8380416], b in [-8380416, 8380416] -> r in [0, 8380416]
- *       ops: load 330, store 32, add 192, sub 192, shoupmul 200, montmul_var 16, barrett 16,
+ *       ops: load 330, store 32, add 192, sub 192, montmul 16, shoupmul 184, montmul_var 16,
  *         cond_add_q 16, shuffle 96, const 16
- *       coefficient reductions: 256
  */
 #if !defined(NTTGEN_NO_ISA_CHECK) && !defined(__AVX512F__)
 #error "compile this avx512 file with -mavx512f (__AVX512F__ is not defined)"
@@ -154,6 +152,23 @@ static inline __m512i nttgen_mldsa_avx512_mulhi_u(__m512i a, __m512i b) {
     const __m512i p_e = _mm512_mul_epi32(a, b);
     const __m512i p_o = _mm512_mul_epi32(_mm512_shuffle_epi32(a, 245), b);
     return _mm512_mask_blend_epi32((__mmask16)0xaaaau, _mm512_shuffle_epi32(p_e, 245), p_o);
+}
+
+/*
+ * montmul, where z holds one value in every lane: its odd lanes need no move.
+ */
+static inline __m512i nttgen_mldsa_avx512_montmul_u(__m512i a, __m512i z, __m512i zq) {
+    const __m512i a_o = _mm512_shuffle_epi32(a, 245);
+    const __m512i m_e = _mm512_mullo_epi32(a, zq);
+    const __m512i m_o = _mm512_shuffle_epi32(m_e, 245);
+    const __m512i p_e = _mm512_mul_epi32(a, z);
+    const __m512i p_o = _mm512_mul_epi32(a_o, z);
+    const __m512i qv = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(8380417));
+    const __m512i r_e = _mm512_sub_epi32(p_e, _mm512_mul_epi32(m_e, qv));
+    const __m512i r_o = _mm512_sub_epi32(p_o, _mm512_mul_epi32(m_o, qv));
+    const __m512i r =
+        _mm512_mask_blend_epi32((__mmask16)0xaaaau, _mm512_shuffle_epi32(r_e, 245), r_o);
+    return nttgen_mldsa_avx512_keep(r);
 }
 
 /*
@@ -345,9 +360,9 @@ NTTGEN_ALIGN(64) static const int32_t nttgen_mldsa_avx512_ntt_from_zetas[1056] =
 };
 // clang-format on
 
-// inverse twiddles zeta_k^-1 (layer 0 times the final scale), Shoup pairs (z, round(z*beta/q)), in
-//  consumption order: as lane vectors, or as one pair where all lanes share it (twiddles equal to 1
-//  are not stored)
+// inverse twiddles zeta_k^-1 (layer 0 times the final scale), layer 0 in Montgomery form, Shoup
+//  pairs (z, round(z*beta/q)), in consumption order: as lane vectors, or as one pair where all
+//  lanes share it (twiddles equal to 1 are not stored)
 // clang-format off
 NTTGEN_ALIGN(64) static const int32_t nttgen_mldsa_avx512_intt_zetas_inv[1056] = {
     // pass 0: layer(s) 0, 1, 2, 3, 4, 5, 6, 7
@@ -416,7 +431,7 @@ NTTGEN_ALIGN(64) static const int32_t nttgen_mldsa_avx512_intt_zetas_inv[1056] =
     3227876, 3227876, 3227876, 3227876, 3227876, 3227876, 3227876, 3227876, 3370349, 3370349, 3370349, 3370349, 3370349, 3370349, 3370349, 3370349,
     1654287830, 1654287830, 1654287830, 1654287830, 1654287830, 1654287830, 1654287830, 1654287830, 1727305304, 1727305304, 1727305304, 1727305304, 1727305304, 1727305304, 1727305304, 1727305304,
     1221177, 625853735, -2129892, -1091570561, 1005239, 515185417, -3542485, -1815525077, -557458, -285697463, -2682288, -1374673747, -3764867, -1929495947, 601683, 308362795,
-    3201430, 1640734244, 2883726, 1477910808, 3145678, 1612161320, 3201494, 1640767044, -3761513, -1927777021, -3765607, -1929875198, -294725, -151046689, 0, 0,
+    3201430, 1640734244, 2883726, 1477910808, 3145678, 1612161320, 3201494, 1640767044, -3761513, -1927777021, -3765607, -1929875198, 3975713, 151046689, 0, 0,
 };
 // clang-format on
 
@@ -1300,8 +1315,8 @@ void nttgen_mldsa_avx512_basemul_acc_cached(int32_t r[256], const int32_t *a, co
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[256]: on entry in [-8380416, 8380416], on exit in [-4190208, 4190208]
- * Ops per call: load 110, store 16, add 64, sub 64, shoupmul 72, barrett 16, shuffle 32, const 16
+ * a[256]: on entry in [-8380416, 8380416], on exit in [-6176123, 6176123]
+ * Ops per call: load 110, store 16, add 64, sub 64, montmul 16, shoupmul 56, shuffle 32, const 16
  */
 void nttgen_mldsa_avx512_intt(int32_t a[256]) {
     const int32_t *zetas_inv_0 = nttgen_mldsa_avx512_intt_zetas_inv;
@@ -1672,74 +1687,58 @@ part_2:;
     const __m512i d_62 = _mm512_sub_epi32(x_190, x_191);
     const __m512i x_199 = _mm512_add_epi32(x_182, x_183);
     const __m512i d_63 = _mm512_sub_epi32(x_182, x_183);
-    const __m512i x_200 = nttgen_mldsa_avx512_shoupmul_u(d_56, zeta_46, zetaqinv_46);
-    const __m512i f_0 = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(16382));
-    const __m512i fqinv_0 = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(8395782));
-    const __m512i x_201 = nttgen_mldsa_avx512_shoupmul_u(x_192, f_0, fqinv_0);
-    const __m512i x_202 = nttgen_mldsa_avx512_shoupmul_u(d_57, zeta_46, zetaqinv_46);
-    const __m512i f_1 = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(16382));
-    const __m512i fqinv_1 = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(8395782));
-    const __m512i x_203 = nttgen_mldsa_avx512_shoupmul_u(x_193, f_1, fqinv_1);
-    const __m512i x_204 = nttgen_mldsa_avx512_shoupmul_u(d_58, zeta_46, zetaqinv_46);
-    const __m512i f_2 = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(16382));
-    const __m512i fqinv_2 = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(8395782));
-    const __m512i x_205 = nttgen_mldsa_avx512_shoupmul_u(x_194, f_2, fqinv_2);
-    const __m512i x_206 = nttgen_mldsa_avx512_shoupmul_u(d_59, zeta_46, zetaqinv_46);
-    const __m512i f_3 = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(16382));
-    const __m512i fqinv_3 = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(8395782));
-    const __m512i x_207 = nttgen_mldsa_avx512_shoupmul_u(x_195, f_3, fqinv_3);
-    const __m512i x_208 = nttgen_mldsa_avx512_shoupmul_u(d_60, zeta_46, zetaqinv_46);
-    const __m512i f_4 = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(16382));
-    const __m512i fqinv_4 = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(8395782));
-    const __m512i x_209 = nttgen_mldsa_avx512_shoupmul_u(x_196, f_4, fqinv_4);
-    const __m512i x_210 = nttgen_mldsa_avx512_shoupmul_u(d_61, zeta_46, zetaqinv_46);
-    const __m512i f_5 = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(16382));
-    const __m512i fqinv_5 = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(8395782));
+    const __m512i x_200 = nttgen_mldsa_avx512_montmul_u(d_56, zeta_46, zetaqinv_46);
+    const __m512i f_0 = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(41978));
+    const __m512i fqinv_0 = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(-8395782));
+    const __m512i x_201 = nttgen_mldsa_avx512_montmul_u(x_192, f_0, fqinv_0);
+    const __m512i x_202 = nttgen_mldsa_avx512_montmul_u(d_57, zeta_46, zetaqinv_46);
+    const __m512i f_1 = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(41978));
+    const __m512i fqinv_1 = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(-8395782));
+    const __m512i x_203 = nttgen_mldsa_avx512_montmul_u(x_193, f_1, fqinv_1);
+    const __m512i x_204 = nttgen_mldsa_avx512_montmul_u(d_58, zeta_46, zetaqinv_46);
+    const __m512i f_2 = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(41978));
+    const __m512i fqinv_2 = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(-8395782));
+    const __m512i x_205 = nttgen_mldsa_avx512_montmul_u(x_194, f_2, fqinv_2);
+    const __m512i x_206 = nttgen_mldsa_avx512_montmul_u(d_59, zeta_46, zetaqinv_46);
+    const __m512i f_3 = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(41978));
+    const __m512i fqinv_3 = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(-8395782));
+    const __m512i x_207 = nttgen_mldsa_avx512_montmul_u(x_195, f_3, fqinv_3);
+    const __m512i x_208 = nttgen_mldsa_avx512_montmul_u(d_60, zeta_46, zetaqinv_46);
+    const __m512i f_4 = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(41978));
+    const __m512i fqinv_4 = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(-8395782));
+    const __m512i x_209 = nttgen_mldsa_avx512_montmul_u(x_196, f_4, fqinv_4);
+    const __m512i x_210 = nttgen_mldsa_avx512_montmul_u(d_61, zeta_46, zetaqinv_46);
+    const __m512i f_5 = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(41978));
+    const __m512i fqinv_5 = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(-8395782));
     goto part_3;
 part_3:;
-    const __m512i x_211 = nttgen_mldsa_avx512_shoupmul_u(x_197, f_5, fqinv_5);
-    const __m512i x_212 = nttgen_mldsa_avx512_shoupmul_u(d_62, zeta_46, zetaqinv_46);
-    const __m512i f_6 = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(16382));
-    const __m512i fqinv_6 = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(8395782));
-    const __m512i x_213 = nttgen_mldsa_avx512_shoupmul_u(x_198, f_6, fqinv_6);
-    const __m512i x_214 = nttgen_mldsa_avx512_shoupmul_u(d_63, zeta_46, zetaqinv_46);
-    const __m512i f_7 = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(16382));
-    const __m512i fqinv_7 = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(8395782));
-    const __m512i x_215 = nttgen_mldsa_avx512_shoupmul_u(x_199, f_7, fqinv_7);
-    const __m512i red_0 = nttgen_mldsa_avx512_barrett(x_201);
-    const __m512i red_1 = nttgen_mldsa_avx512_barrett(x_200);
-    const __m512i red_2 = nttgen_mldsa_avx512_barrett(x_203);
-    const __m512i red_3 = nttgen_mldsa_avx512_barrett(x_202);
-    const __m512i red_4 = nttgen_mldsa_avx512_barrett(x_205);
-    const __m512i red_5 = nttgen_mldsa_avx512_barrett(x_204);
-    const __m512i red_6 = nttgen_mldsa_avx512_barrett(x_207);
-    const __m512i red_7 = nttgen_mldsa_avx512_barrett(x_206);
-    const __m512i red_8 = nttgen_mldsa_avx512_barrett(x_209);
-    const __m512i red_9 = nttgen_mldsa_avx512_barrett(x_208);
-    const __m512i red_10 = nttgen_mldsa_avx512_barrett(x_211);
-    const __m512i red_11 = nttgen_mldsa_avx512_barrett(x_210);
-    const __m512i red_12 = nttgen_mldsa_avx512_barrett(x_213);
-    const __m512i red_13 = nttgen_mldsa_avx512_barrett(x_212);
-    const __m512i red_14 = nttgen_mldsa_avx512_barrett(x_215);
-    const __m512i red_15 = nttgen_mldsa_avx512_barrett(x_214);
-    _mm512_storeu_si512((__m512i *)&a[0], red_0);
-    _mm512_storeu_si512((__m512i *)&a[128], red_1);
-    _mm512_storeu_si512((__m512i *)&a[64], red_2);
-    _mm512_storeu_si512((__m512i *)&a[192], red_3);
-    _mm512_storeu_si512((__m512i *)&a[32], red_4);
-    _mm512_storeu_si512((__m512i *)&a[160], red_5);
-    _mm512_storeu_si512((__m512i *)&a[96], red_6);
-    _mm512_storeu_si512((__m512i *)&a[224], red_7);
-    _mm512_storeu_si512((__m512i *)&a[16], red_8);
-    _mm512_storeu_si512((__m512i *)&a[144], red_9);
-    _mm512_storeu_si512((__m512i *)&a[80], red_10);
-    _mm512_storeu_si512((__m512i *)&a[208], red_11);
-    _mm512_storeu_si512((__m512i *)&a[48], red_12);
-    _mm512_storeu_si512((__m512i *)&a[176], red_13);
-    _mm512_storeu_si512((__m512i *)&a[112], red_14);
-    _mm512_storeu_si512((__m512i *)&a[240], red_15);
+    const __m512i x_211 = nttgen_mldsa_avx512_montmul_u(x_197, f_5, fqinv_5);
+    const __m512i x_212 = nttgen_mldsa_avx512_montmul_u(d_62, zeta_46, zetaqinv_46);
+    const __m512i f_6 = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(41978));
+    const __m512i fqinv_6 = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(-8395782));
+    const __m512i x_213 = nttgen_mldsa_avx512_montmul_u(x_198, f_6, fqinv_6);
+    const __m512i x_214 = nttgen_mldsa_avx512_montmul_u(d_63, zeta_46, zetaqinv_46);
+    const __m512i f_7 = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(41978));
+    const __m512i fqinv_7 = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(-8395782));
+    const __m512i x_215 = nttgen_mldsa_avx512_montmul_u(x_199, f_7, fqinv_7);
+    _mm512_storeu_si512((__m512i *)&a[0], x_201);
+    _mm512_storeu_si512((__m512i *)&a[128], x_200);
+    _mm512_storeu_si512((__m512i *)&a[64], x_203);
+    _mm512_storeu_si512((__m512i *)&a[192], x_202);
+    _mm512_storeu_si512((__m512i *)&a[32], x_205);
+    _mm512_storeu_si512((__m512i *)&a[160], x_204);
+    _mm512_storeu_si512((__m512i *)&a[96], x_207);
+    _mm512_storeu_si512((__m512i *)&a[224], x_206);
+    _mm512_storeu_si512((__m512i *)&a[16], x_209);
+    _mm512_storeu_si512((__m512i *)&a[144], x_208);
+    _mm512_storeu_si512((__m512i *)&a[80], x_211);
+    _mm512_storeu_si512((__m512i *)&a[208], x_210);
+    _mm512_storeu_si512((__m512i *)&a[48], x_213);
+    _mm512_storeu_si512((__m512i *)&a[176], x_212);
+    _mm512_storeu_si512((__m512i *)&a[112], x_215);
+    _mm512_storeu_si512((__m512i *)&a[240], x_214);
 #ifdef NTTGEN_DEBUG
-    nttgen_mldsa_avx512_assert_range(a, 256, -4190208, 4190208);
+    nttgen_mldsa_avx512_assert_range(a, 256, -6176123, 6176123);
 #endif
 }
 
@@ -2093,7 +2092,7 @@ void nttgen_mldsa_avx512_from_standard(int32_t a[256]) {
  * Output: r: coefficients, standard order, in [0, q)
  * r[256]: on entry in [-75718753, 75718753], on exit in [0, 8380416]
  * b[256]: on entry in [-8380416, 8380416]
- * Ops per call: load 220, store 16, add 128, sub 128, shoupmul 136, montmul_var 16, barrett 16,
+ * Ops per call: load 220, store 16, add 128, sub 128, montmul 16, shoupmul 120, montmul_var 16,
  *   cond_add_q 16, shuffle 64, const 16
  */
 static NTTGEN_NOINLINE void nttgen_mldsa_avx512_mul_core(int32_t r[256], const int32_t b[256]) {
@@ -2569,22 +2568,22 @@ part_3:;
     const __m512i zetaqinv_92 = _mm512_set1_epi32(zetas_inv_0[1051]);
     const __m512i zeta_93 = _mm512_set1_epi32(zetas_inv_0[1052]);
     const __m512i zetaqinv_93 = _mm512_set1_epi32(zetas_inv_0[1053]);
-    const __m512i f_0 = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(16382));
-    const __m512i fqinv_0 = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(8395782));
-    const __m512i f_1 = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(16382));
-    const __m512i fqinv_1 = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(8395782));
-    const __m512i f_2 = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(16382));
-    const __m512i fqinv_2 = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(8395782));
-    const __m512i f_3 = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(16382));
-    const __m512i fqinv_3 = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(8395782));
-    const __m512i f_4 = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(16382));
-    const __m512i fqinv_4 = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(8395782));
-    const __m512i f_5 = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(16382));
-    const __m512i fqinv_5 = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(8395782));
-    const __m512i f_6 = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(16382));
-    const __m512i fqinv_6 = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(8395782));
-    const __m512i f_7 = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(16382));
-    const __m512i fqinv_7 = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(8395782));
+    const __m512i f_0 = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(41978));
+    const __m512i fqinv_0 = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(-8395782));
+    const __m512i f_1 = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(41978));
+    const __m512i fqinv_1 = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(-8395782));
+    const __m512i f_2 = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(41978));
+    const __m512i fqinv_2 = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(-8395782));
+    const __m512i f_3 = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(41978));
+    const __m512i fqinv_3 = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(-8395782));
+    const __m512i f_4 = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(41978));
+    const __m512i fqinv_4 = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(-8395782));
+    const __m512i f_5 = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(41978));
+    const __m512i fqinv_5 = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(-8395782));
+    const __m512i f_6 = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(41978));
+    const __m512i fqinv_6 = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(-8395782));
+    const __m512i f_7 = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(41978));
+    const __m512i fqinv_7 = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(-8395782));
     const __m512i a_12 = _mm512_loadu_si512((const __m512i *)&r[48]);
     const __m512i a_13 = _mm512_loadu_si512((const __m512i *)&r[176]);
     const __m512i a_14 = _mm512_loadu_si512((const __m512i *)&r[112]);
@@ -2873,72 +2872,56 @@ part_5:;
     const __m512i d_62 = _mm512_sub_epi32(x_382, x_383);
     const __m512i x_391 = _mm512_add_epi32(x_374, x_375);
     const __m512i d_63 = _mm512_sub_epi32(x_374, x_375);
-    const __m512i x_392 = nttgen_mldsa_avx512_shoupmul_u(d_56, zeta_93, zetaqinv_93);
-    const __m512i x_393 = nttgen_mldsa_avx512_shoupmul_u(x_384, f_0, fqinv_0);
-    const __m512i x_394 = nttgen_mldsa_avx512_shoupmul_u(d_57, zeta_93, zetaqinv_93);
-    const __m512i x_395 = nttgen_mldsa_avx512_shoupmul_u(x_385, f_1, fqinv_1);
-    const __m512i x_396 = nttgen_mldsa_avx512_shoupmul_u(d_58, zeta_93, zetaqinv_93);
-    const __m512i x_397 = nttgen_mldsa_avx512_shoupmul_u(x_386, f_2, fqinv_2);
+    const __m512i x_392 = nttgen_mldsa_avx512_montmul_u(d_56, zeta_93, zetaqinv_93);
+    const __m512i x_393 = nttgen_mldsa_avx512_montmul_u(x_384, f_0, fqinv_0);
+    const __m512i x_394 = nttgen_mldsa_avx512_montmul_u(d_57, zeta_93, zetaqinv_93);
+    const __m512i x_395 = nttgen_mldsa_avx512_montmul_u(x_385, f_1, fqinv_1);
+    const __m512i x_396 = nttgen_mldsa_avx512_montmul_u(d_58, zeta_93, zetaqinv_93);
+    const __m512i x_397 = nttgen_mldsa_avx512_montmul_u(x_386, f_2, fqinv_2);
     goto part_6;
 part_6:;
-    const __m512i x_398 = nttgen_mldsa_avx512_shoupmul_u(d_59, zeta_93, zetaqinv_93);
-    const __m512i x_399 = nttgen_mldsa_avx512_shoupmul_u(x_387, f_3, fqinv_3);
-    const __m512i x_400 = nttgen_mldsa_avx512_shoupmul_u(d_60, zeta_93, zetaqinv_93);
-    const __m512i x_401 = nttgen_mldsa_avx512_shoupmul_u(x_388, f_4, fqinv_4);
-    const __m512i x_402 = nttgen_mldsa_avx512_shoupmul_u(d_61, zeta_93, zetaqinv_93);
-    const __m512i x_403 = nttgen_mldsa_avx512_shoupmul_u(x_389, f_5, fqinv_5);
-    const __m512i x_404 = nttgen_mldsa_avx512_shoupmul_u(d_62, zeta_93, zetaqinv_93);
-    const __m512i x_405 = nttgen_mldsa_avx512_shoupmul_u(x_390, f_6, fqinv_6);
-    const __m512i x_406 = nttgen_mldsa_avx512_shoupmul_u(d_63, zeta_93, zetaqinv_93);
-    const __m512i x_407 = nttgen_mldsa_avx512_shoupmul_u(x_391, f_7, fqinv_7);
-    const __m512i red_0 = nttgen_mldsa_avx512_barrett(x_393);
-    const __m512i red_1 = nttgen_mldsa_avx512_barrett(x_392);
-    const __m512i red_2 = nttgen_mldsa_avx512_barrett(x_395);
-    const __m512i red_3 = nttgen_mldsa_avx512_barrett(x_394);
-    const __m512i red_4 = nttgen_mldsa_avx512_barrett(x_397);
-    const __m512i red_5 = nttgen_mldsa_avx512_barrett(x_396);
-    const __m512i red_6 = nttgen_mldsa_avx512_barrett(x_399);
-    const __m512i red_7 = nttgen_mldsa_avx512_barrett(x_398);
-    const __m512i red_8 = nttgen_mldsa_avx512_barrett(x_401);
-    const __m512i red_9 = nttgen_mldsa_avx512_barrett(x_400);
-    const __m512i red_10 = nttgen_mldsa_avx512_barrett(x_403);
-    const __m512i red_11 = nttgen_mldsa_avx512_barrett(x_402);
-    const __m512i red_12 = nttgen_mldsa_avx512_barrett(x_405);
-    const __m512i red_13 = nttgen_mldsa_avx512_barrett(x_404);
-    const __m512i red_14 = nttgen_mldsa_avx512_barrett(x_407);
-    const __m512i red_15 = nttgen_mldsa_avx512_barrett(x_406);
-    const __m512i red_16 = nttgen_mldsa_avx512_cond_add_q(red_0);
-    const __m512i red_17 = nttgen_mldsa_avx512_cond_add_q(red_1);
-    const __m512i red_18 = nttgen_mldsa_avx512_cond_add_q(red_2);
-    const __m512i red_19 = nttgen_mldsa_avx512_cond_add_q(red_3);
-    const __m512i red_20 = nttgen_mldsa_avx512_cond_add_q(red_4);
-    const __m512i red_21 = nttgen_mldsa_avx512_cond_add_q(red_5);
-    const __m512i red_22 = nttgen_mldsa_avx512_cond_add_q(red_6);
-    const __m512i red_23 = nttgen_mldsa_avx512_cond_add_q(red_7);
-    const __m512i red_24 = nttgen_mldsa_avx512_cond_add_q(red_8);
-    const __m512i red_25 = nttgen_mldsa_avx512_cond_add_q(red_9);
-    const __m512i red_26 = nttgen_mldsa_avx512_cond_add_q(red_10);
-    const __m512i red_27 = nttgen_mldsa_avx512_cond_add_q(red_11);
-    const __m512i red_28 = nttgen_mldsa_avx512_cond_add_q(red_12);
-    const __m512i red_29 = nttgen_mldsa_avx512_cond_add_q(red_13);
-    const __m512i red_30 = nttgen_mldsa_avx512_cond_add_q(red_14);
-    const __m512i red_31 = nttgen_mldsa_avx512_cond_add_q(red_15);
-    _mm512_storeu_si512((__m512i *)&r[0], red_16);
-    _mm512_storeu_si512((__m512i *)&r[128], red_17);
-    _mm512_storeu_si512((__m512i *)&r[64], red_18);
-    _mm512_storeu_si512((__m512i *)&r[192], red_19);
-    _mm512_storeu_si512((__m512i *)&r[32], red_20);
-    _mm512_storeu_si512((__m512i *)&r[160], red_21);
-    _mm512_storeu_si512((__m512i *)&r[96], red_22);
-    _mm512_storeu_si512((__m512i *)&r[224], red_23);
-    _mm512_storeu_si512((__m512i *)&r[16], red_24);
-    _mm512_storeu_si512((__m512i *)&r[144], red_25);
-    _mm512_storeu_si512((__m512i *)&r[80], red_26);
-    _mm512_storeu_si512((__m512i *)&r[208], red_27);
-    _mm512_storeu_si512((__m512i *)&r[48], red_28);
-    _mm512_storeu_si512((__m512i *)&r[176], red_29);
-    _mm512_storeu_si512((__m512i *)&r[112], red_30);
-    _mm512_storeu_si512((__m512i *)&r[240], red_31);
+    const __m512i x_398 = nttgen_mldsa_avx512_montmul_u(d_59, zeta_93, zetaqinv_93);
+    const __m512i x_399 = nttgen_mldsa_avx512_montmul_u(x_387, f_3, fqinv_3);
+    const __m512i x_400 = nttgen_mldsa_avx512_montmul_u(d_60, zeta_93, zetaqinv_93);
+    const __m512i x_401 = nttgen_mldsa_avx512_montmul_u(x_388, f_4, fqinv_4);
+    const __m512i x_402 = nttgen_mldsa_avx512_montmul_u(d_61, zeta_93, zetaqinv_93);
+    const __m512i x_403 = nttgen_mldsa_avx512_montmul_u(x_389, f_5, fqinv_5);
+    const __m512i x_404 = nttgen_mldsa_avx512_montmul_u(d_62, zeta_93, zetaqinv_93);
+    const __m512i x_405 = nttgen_mldsa_avx512_montmul_u(x_390, f_6, fqinv_6);
+    const __m512i x_406 = nttgen_mldsa_avx512_montmul_u(d_63, zeta_93, zetaqinv_93);
+    const __m512i x_407 = nttgen_mldsa_avx512_montmul_u(x_391, f_7, fqinv_7);
+    const __m512i red_0 = nttgen_mldsa_avx512_cond_add_q(x_393);
+    const __m512i red_1 = nttgen_mldsa_avx512_cond_add_q(x_392);
+    const __m512i red_2 = nttgen_mldsa_avx512_cond_add_q(x_395);
+    const __m512i red_3 = nttgen_mldsa_avx512_cond_add_q(x_394);
+    const __m512i red_4 = nttgen_mldsa_avx512_cond_add_q(x_397);
+    const __m512i red_5 = nttgen_mldsa_avx512_cond_add_q(x_396);
+    const __m512i red_6 = nttgen_mldsa_avx512_cond_add_q(x_399);
+    const __m512i red_7 = nttgen_mldsa_avx512_cond_add_q(x_398);
+    const __m512i red_8 = nttgen_mldsa_avx512_cond_add_q(x_401);
+    const __m512i red_9 = nttgen_mldsa_avx512_cond_add_q(x_400);
+    const __m512i red_10 = nttgen_mldsa_avx512_cond_add_q(x_403);
+    const __m512i red_11 = nttgen_mldsa_avx512_cond_add_q(x_402);
+    const __m512i red_12 = nttgen_mldsa_avx512_cond_add_q(x_405);
+    const __m512i red_13 = nttgen_mldsa_avx512_cond_add_q(x_404);
+    const __m512i red_14 = nttgen_mldsa_avx512_cond_add_q(x_407);
+    const __m512i red_15 = nttgen_mldsa_avx512_cond_add_q(x_406);
+    _mm512_storeu_si512((__m512i *)&r[0], red_0);
+    _mm512_storeu_si512((__m512i *)&r[128], red_1);
+    _mm512_storeu_si512((__m512i *)&r[64], red_2);
+    _mm512_storeu_si512((__m512i *)&r[192], red_3);
+    _mm512_storeu_si512((__m512i *)&r[32], red_4);
+    _mm512_storeu_si512((__m512i *)&r[160], red_5);
+    _mm512_storeu_si512((__m512i *)&r[96], red_6);
+    _mm512_storeu_si512((__m512i *)&r[224], red_7);
+    _mm512_storeu_si512((__m512i *)&r[16], red_8);
+    _mm512_storeu_si512((__m512i *)&r[144], red_9);
+    _mm512_storeu_si512((__m512i *)&r[80], red_10);
+    _mm512_storeu_si512((__m512i *)&r[208], red_11);
+    _mm512_storeu_si512((__m512i *)&r[48], red_12);
+    _mm512_storeu_si512((__m512i *)&r[176], red_13);
+    _mm512_storeu_si512((__m512i *)&r[112], red_14);
+    _mm512_storeu_si512((__m512i *)&r[240], red_15);
 #ifdef NTTGEN_DEBUG
     nttgen_mldsa_avx512_assert_range(r, 256, 0, 8380416);
 #endif
@@ -2952,7 +2935,7 @@ part_6:;
  * r[256]: on exit in [0, 8380416]
  * a[256]: on entry in [-8380416, 8380416]
  * b[256]: on entry in [-8380416, 8380416]
- * Ops per call: load 330, store 32, add 192, sub 192, shoupmul 200, montmul_var 16, barrett 16,
+ * Ops per call: load 330, store 32, add 192, sub 192, montmul 16, shoupmul 184, montmul_var 16,
  *   cond_add_q 16, shuffle 96, const 16
  */
 void nttgen_mldsa_avx512_polymul(int32_t r[256], const int32_t a[256], const int32_t b[256]) {

@@ -39,9 +39,8 @@
  *         -> r in [-8377400, 8377400]
  *       ops: load 32, store 16, mredw 16, mulw 16
  *   nttgen_mldsa_avx512_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-8380416, 8380416] -> a in [-4190208, 4190208]
- *       ops: load 110, store 16, add 64, sub 64, shoupmul 72, barrett 16, shuffle 32, const 16
- *       coefficient reductions: 256
+ *       a in [-8380416, 8380416] -> a in [-6176123, 6176123]
+ *       ops: load 110, store 16, add 64, sub 64, montmul 16, shoupmul 56, shuffle 32, const 16
  *   nttgen_mldsa_avx512_reduce: full reduction, in place: every coefficient to its representative
  *     in [0, q)
  *       a in [-2147483648, 2147483647] -> a in [0, 8380416]
@@ -73,9 +72,8 @@
  *       ops: load 16, store 16, shuffle 32
  *   nttgen_mldsa_avx512_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-8380416, 8380416], b in [-8380416, 8380416] -> r in [0, 8380416]
- *       ops: load 330, store 32, add 192, sub 192, shoupmul 200, montmul_var 16, barrett 16,
+ *       ops: load 330, store 32, add 192, sub 192, montmul 16, shoupmul 184, montmul_var 16,
  *         cond_add_q 16, shuffle 96, const 16
- *       coefficient reductions: 256
  */
 #ifndef NTTGEN_MLDSA_AVX512_H
 #define NTTGEN_MLDSA_AVX512_H
@@ -159,8 +157,8 @@ void nttgen_mldsa_avx512_basemul_acc_cached(int32_t r[256], const int32_t *a, co
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[256]: on entry in [-8380416, 8380416], on exit in [-4190208, 4190208]
- * Ops per call: load 110, store 16, add 64, sub 64, shoupmul 72, barrett 16, shuffle 32, const 16
+ * a[256]: on entry in [-8380416, 8380416], on exit in [-6176123, 6176123]
+ * Ops per call: load 110, store 16, add 64, sub 64, montmul 16, shoupmul 56, shuffle 32, const 16
  */
 void nttgen_mldsa_avx512_intt(int32_t a[256]);
 
@@ -242,7 +240,7 @@ void nttgen_mldsa_avx512_from_standard(int32_t a[256]);
  * r[256]: on exit in [0, 8380416]
  * a[256]: on entry in [-8380416, 8380416]
  * b[256]: on entry in [-8380416, 8380416]
- * Ops per call: load 330, store 32, add 192, sub 192, shoupmul 200, montmul_var 16, barrett 16,
+ * Ops per call: load 330, store 32, add 192, sub 192, montmul 16, shoupmul 184, montmul_var 16,
  *   cond_add_q 16, shuffle 96, const 16
  */
 void nttgen_mldsa_avx512_polymul(int32_t r[256], const int32_t a[256], const int32_t b[256]);

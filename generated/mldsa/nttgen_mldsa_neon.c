@@ -39,9 +39,8 @@
  *         -> r in [-8377400, 8377400]
  *       ops: load 128, store 64, mredw 64, mulw 64
  *   nttgen_mldsa_neon_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-8380416, 8380416] -> a in [-4190208, 4190208]
- *       ops: load 382, store 128, add 256, sub 256, shoupmul 288, barrett 64, shuffle 64, const 64
- *       coefficient reductions: 256
+ *       a in [-8380416, 8380416] -> a in [-6176123, 6176123]
+ *       ops: load 382, store 128, add 256, sub 256, montmul 64, shoupmul 224, shuffle 64, const 64
  *   nttgen_mldsa_neon_reduce: full reduction, in place: every coefficient to its representative in
  *     [0, q)
  *       a in [-2147483648, 2147483647] -> a in [0, 8380416]
@@ -73,9 +72,8 @@
  *       ops: load 64, store 64, shuffle 64
  *   nttgen_mldsa_neon_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-8380416, 8380416], b in [-8380416, 8380416] -> r in [0, 8380416]
- *       ops: load 1274, store 448, add 768, sub 768, shoupmul 800, montmul_var 64, barrett 64,
+ *       ops: load 1274, store 448, add 768, sub 768, montmul 64, shoupmul 736, montmul_var 64,
  *         cond_add_q 64, shuffle 192, const 64
- *       coefficient reductions: 256
  */
 #if !defined(NTTGEN_NO_ISA_CHECK) && !defined(__ARM_NEON)
 #error "compile this neon file with an AArch64 compiler (__ARM_NEON is not defined)"
@@ -123,6 +121,17 @@ static void nttgen_mldsa_neon_assert_range(const int32_t *p, size_t len, int64_t
     }
 }
 #endif
+
+/*
+ * Signed Montgomery multiplication by a twisted constant, 4 lanes: (a*z - m*q) / 2^32
+ * with m = a*zq mod 2^32, as floor((2az/2^32 - 2mq/2^32) / 2) by sqdmulh and shsub (exact: the
+ * difference of the doubled high halves is even).
+ */
+static inline int32x4_t nttgen_mldsa_neon_montmul(int32x4_t a, int32x4_t z, int32x4_t zq) {
+    const int32x4_t hi = vqdmulhq_s32(a, z);
+    const int32x4_t m = vmulq_s32(a, zq);
+    return vhsubq_s32(hi, vqdmulhq_s32(m, vdupq_n_s32(8380417)));
+}
 
 /*
  * Product by a constant with its quotient zs = round(z*2^31/q) (Shoup, for the doubling
@@ -320,9 +329,9 @@ NTTGEN_ALIGN(64) static const int32_t nttgen_mldsa_neon_ntt_from_zetas[648] = {
 };
 // clang-format on
 
-// inverse twiddles zeta_k^-1 (layer 0 times the final scale), Shoup pairs (z, round(z*beta/(2q)))
-//  for a doubling high product, in consumption order: as lane vectors, or as one pair where all
-//  lanes share it (twiddles equal to 1 are not stored)
+// inverse twiddles zeta_k^-1 (layer 0 times the final scale), layer 0 in Montgomery form, Shoup
+//  pairs (z, round(z*beta/(2q))) for a doubling high product, in consumption order: as lane
+//  vectors, or as one pair where all lanes share it (twiddles equal to 1 are not stored)
 // clang-format off
 NTTGEN_ALIGN(64) static const int32_t nttgen_mldsa_neon_intt_zetas_inv[648] = {
     // pass 0: layer(s) 2, 3, 4, 5, 6, 7
@@ -434,7 +443,7 @@ NTTGEN_ALIGN(64) static const int32_t nttgen_mldsa_neon_intt_zetas_inv[648] = {
     3370349, 863652652, -3542485, -907762539, 601683, 154181397,
     3201494, 820383522, 0, 0,
     // pass 1: layer(s) 0, 1
-    -3761513, -963888510, -3765607, -964937599, -294725, -75523344,
+    -3761513, -963888510, -3765607, -964937599, 3975713, 151046689,
     0, 0,
 };
 // clang-format on
@@ -2126,8 +2135,8 @@ void nttgen_mldsa_neon_basemul_acc_cached(int32_t r[256], const int32_t *a, cons
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[256]: on entry in [-8380416, 8380416], on exit in [-4190208, 4190208]
- * Ops per call: load 382, store 128, add 256, sub 256, shoupmul 288, barrett 64, shuffle 64, const
+ * a[256]: on entry in [-8380416, 8380416], on exit in [-6176123, 6176123]
+ * Ops per call: load 382, store 128, add 256, sub 256, montmul 64, shoupmul 224, shuffle 64, const
  *   64
  */
 void nttgen_mldsa_neon_intt(int32_t a[256]) {
@@ -2478,87 +2487,71 @@ void nttgen_mldsa_neon_intt(int32_t a[256]) {
         const int32x4_t x_175 = nttgen_mldsa_neon_shoupmul(d_55, zeta_32, zetaqinv_32);
         const int32x4_t x_176 = vaddq_s32(x_160, x_162);
         const int32x4_t d_56 = vsubq_s32(x_160, x_162);
-        const int32x4_t x_177 = nttgen_mldsa_neon_shoupmul(d_56, zeta_33, zetaqinv_33);
-        const int32x4_t f_0 = vdupq_n_s32(16382);
-        const int32x4_t fqinv_0 = vdupq_n_s32(4197891);
-        const int32x4_t x_178 = nttgen_mldsa_neon_shoupmul(x_176, f_0, fqinv_0);
+        const int32x4_t x_177 = nttgen_mldsa_neon_montmul(d_56, zeta_33, zetaqinv_33);
+        const int32x4_t f_0 = vdupq_n_s32(41978);
+        const int32x4_t fqinv_0 = vdupq_n_s32(-8395782);
+        const int32x4_t x_178 = nttgen_mldsa_neon_montmul(x_176, f_0, fqinv_0);
         const int32x4_t x_179 = vaddq_s32(x_161, x_163);
         const int32x4_t d_57 = vsubq_s32(x_161, x_163);
-        const int32x4_t x_180 = nttgen_mldsa_neon_shoupmul(d_57, zeta_33, zetaqinv_33);
-        const int32x4_t f_1 = vdupq_n_s32(16382);
-        const int32x4_t fqinv_1 = vdupq_n_s32(4197891);
-        const int32x4_t x_181 = nttgen_mldsa_neon_shoupmul(x_179, f_1, fqinv_1);
+        const int32x4_t x_180 = nttgen_mldsa_neon_montmul(d_57, zeta_33, zetaqinv_33);
+        const int32x4_t f_1 = vdupq_n_s32(41978);
+        const int32x4_t fqinv_1 = vdupq_n_s32(-8395782);
+        const int32x4_t x_181 = nttgen_mldsa_neon_montmul(x_179, f_1, fqinv_1);
         const int32x4_t x_182 = vaddq_s32(x_164, x_166);
         const int32x4_t d_58 = vsubq_s32(x_164, x_166);
-        const int32x4_t x_183 = nttgen_mldsa_neon_shoupmul(d_58, zeta_33, zetaqinv_33);
-        const int32x4_t f_2 = vdupq_n_s32(16382);
-        const int32x4_t fqinv_2 = vdupq_n_s32(4197891);
-        const int32x4_t x_184 = nttgen_mldsa_neon_shoupmul(x_182, f_2, fqinv_2);
+        const int32x4_t x_183 = nttgen_mldsa_neon_montmul(d_58, zeta_33, zetaqinv_33);
+        const int32x4_t f_2 = vdupq_n_s32(41978);
+        const int32x4_t fqinv_2 = vdupq_n_s32(-8395782);
+        const int32x4_t x_184 = nttgen_mldsa_neon_montmul(x_182, f_2, fqinv_2);
         const int32x4_t x_185 = vaddq_s32(x_165, x_167);
         const int32x4_t d_59 = vsubq_s32(x_165, x_167);
-        const int32x4_t x_186 = nttgen_mldsa_neon_shoupmul(d_59, zeta_33, zetaqinv_33);
-        const int32x4_t f_3 = vdupq_n_s32(16382);
-        const int32x4_t fqinv_3 = vdupq_n_s32(4197891);
-        const int32x4_t x_187 = nttgen_mldsa_neon_shoupmul(x_185, f_3, fqinv_3);
+        const int32x4_t x_186 = nttgen_mldsa_neon_montmul(d_59, zeta_33, zetaqinv_33);
+        const int32x4_t f_3 = vdupq_n_s32(41978);
+        const int32x4_t fqinv_3 = vdupq_n_s32(-8395782);
+        const int32x4_t x_187 = nttgen_mldsa_neon_montmul(x_185, f_3, fqinv_3);
         const int32x4_t x_188 = vaddq_s32(x_168, x_170);
         const int32x4_t d_60 = vsubq_s32(x_168, x_170);
-        const int32x4_t x_189 = nttgen_mldsa_neon_shoupmul(d_60, zeta_33, zetaqinv_33);
-        const int32x4_t f_4 = vdupq_n_s32(16382);
-        const int32x4_t fqinv_4 = vdupq_n_s32(4197891);
-        const int32x4_t x_190 = nttgen_mldsa_neon_shoupmul(x_188, f_4, fqinv_4);
+        const int32x4_t x_189 = nttgen_mldsa_neon_montmul(d_60, zeta_33, zetaqinv_33);
+        const int32x4_t f_4 = vdupq_n_s32(41978);
+        const int32x4_t fqinv_4 = vdupq_n_s32(-8395782);
+        const int32x4_t x_190 = nttgen_mldsa_neon_montmul(x_188, f_4, fqinv_4);
         const int32x4_t x_191 = vaddq_s32(x_169, x_171);
         const int32x4_t d_61 = vsubq_s32(x_169, x_171);
-        const int32x4_t x_192 = nttgen_mldsa_neon_shoupmul(d_61, zeta_33, zetaqinv_33);
-        const int32x4_t f_5 = vdupq_n_s32(16382);
-        const int32x4_t fqinv_5 = vdupq_n_s32(4197891);
-        const int32x4_t x_193 = nttgen_mldsa_neon_shoupmul(x_191, f_5, fqinv_5);
+        const int32x4_t x_192 = nttgen_mldsa_neon_montmul(d_61, zeta_33, zetaqinv_33);
+        const int32x4_t f_5 = vdupq_n_s32(41978);
+        const int32x4_t fqinv_5 = vdupq_n_s32(-8395782);
+        const int32x4_t x_193 = nttgen_mldsa_neon_montmul(x_191, f_5, fqinv_5);
         const int32x4_t x_194 = vaddq_s32(x_172, x_174);
         const int32x4_t d_62 = vsubq_s32(x_172, x_174);
-        const int32x4_t x_195 = nttgen_mldsa_neon_shoupmul(d_62, zeta_33, zetaqinv_33);
-        const int32x4_t f_6 = vdupq_n_s32(16382);
-        const int32x4_t fqinv_6 = vdupq_n_s32(4197891);
-        const int32x4_t x_196 = nttgen_mldsa_neon_shoupmul(x_194, f_6, fqinv_6);
+        const int32x4_t x_195 = nttgen_mldsa_neon_montmul(d_62, zeta_33, zetaqinv_33);
+        const int32x4_t f_6 = vdupq_n_s32(41978);
+        const int32x4_t fqinv_6 = vdupq_n_s32(-8395782);
+        const int32x4_t x_196 = nttgen_mldsa_neon_montmul(x_194, f_6, fqinv_6);
         const int32x4_t x_197 = vaddq_s32(x_173, x_175);
         const int32x4_t d_63 = vsubq_s32(x_173, x_175);
-        const int32x4_t x_198 = nttgen_mldsa_neon_shoupmul(d_63, zeta_33, zetaqinv_33);
-        const int32x4_t f_7 = vdupq_n_s32(16382);
-        const int32x4_t fqinv_7 = vdupq_n_s32(4197891);
-        const int32x4_t x_199 = nttgen_mldsa_neon_shoupmul(x_197, f_7, fqinv_7);
-        const int32x4_t red_0 = nttgen_mldsa_neon_barrett(x_178);
-        vst1q_s32(&a[j_0 * 4], red_0);
-        const int32x4_t red_1 = nttgen_mldsa_neon_barrett(x_177);
-        vst1q_s32(&a[j_0 * 4] + 128, red_1);
-        const int32x4_t red_2 = nttgen_mldsa_neon_barrett(x_181);
-        vst1q_s32(&a[j_0 * 4] + 64, red_2);
-        const int32x4_t red_3 = nttgen_mldsa_neon_barrett(x_180);
-        vst1q_s32(&a[j_0 * 4] + 192, red_3);
-        const int32x4_t red_4 = nttgen_mldsa_neon_barrett(x_184);
-        vst1q_s32(&a[j_0 * 4] + 32, red_4);
-        const int32x4_t red_5 = nttgen_mldsa_neon_barrett(x_183);
-        vst1q_s32(&a[j_0 * 4] + 160, red_5);
-        const int32x4_t red_6 = nttgen_mldsa_neon_barrett(x_187);
-        vst1q_s32(&a[j_0 * 4] + 96, red_6);
-        const int32x4_t red_7 = nttgen_mldsa_neon_barrett(x_186);
-        vst1q_s32(&a[j_0 * 4] + 224, red_7);
-        const int32x4_t red_8 = nttgen_mldsa_neon_barrett(x_190);
-        vst1q_s32(&a[j_0 * 4] + 16, red_8);
-        const int32x4_t red_9 = nttgen_mldsa_neon_barrett(x_189);
-        vst1q_s32(&a[j_0 * 4] + 144, red_9);
-        const int32x4_t red_10 = nttgen_mldsa_neon_barrett(x_193);
-        vst1q_s32(&a[j_0 * 4] + 80, red_10);
-        const int32x4_t red_11 = nttgen_mldsa_neon_barrett(x_192);
-        vst1q_s32(&a[j_0 * 4] + 208, red_11);
-        const int32x4_t red_12 = nttgen_mldsa_neon_barrett(x_196);
-        vst1q_s32(&a[j_0 * 4] + 48, red_12);
-        const int32x4_t red_13 = nttgen_mldsa_neon_barrett(x_195);
-        vst1q_s32(&a[j_0 * 4] + 176, red_13);
-        const int32x4_t red_14 = nttgen_mldsa_neon_barrett(x_199);
-        vst1q_s32(&a[j_0 * 4] + 112, red_14);
-        const int32x4_t red_15 = nttgen_mldsa_neon_barrett(x_198);
-        vst1q_s32(&a[j_0 * 4] + 240, red_15);
+        const int32x4_t x_198 = nttgen_mldsa_neon_montmul(d_63, zeta_33, zetaqinv_33);
+        const int32x4_t f_7 = vdupq_n_s32(41978);
+        const int32x4_t fqinv_7 = vdupq_n_s32(-8395782);
+        const int32x4_t x_199 = nttgen_mldsa_neon_montmul(x_197, f_7, fqinv_7);
+        vst1q_s32(&a[j_0 * 4], x_178);
+        vst1q_s32(&a[j_0 * 4] + 128, x_177);
+        vst1q_s32(&a[j_0 * 4] + 64, x_181);
+        vst1q_s32(&a[j_0 * 4] + 192, x_180);
+        vst1q_s32(&a[j_0 * 4] + 32, x_184);
+        vst1q_s32(&a[j_0 * 4] + 160, x_183);
+        vst1q_s32(&a[j_0 * 4] + 96, x_187);
+        vst1q_s32(&a[j_0 * 4] + 224, x_186);
+        vst1q_s32(&a[j_0 * 4] + 16, x_190);
+        vst1q_s32(&a[j_0 * 4] + 144, x_189);
+        vst1q_s32(&a[j_0 * 4] + 80, x_193);
+        vst1q_s32(&a[j_0 * 4] + 208, x_192);
+        vst1q_s32(&a[j_0 * 4] + 48, x_196);
+        vst1q_s32(&a[j_0 * 4] + 176, x_195);
+        vst1q_s32(&a[j_0 * 4] + 112, x_199);
+        vst1q_s32(&a[j_0 * 4] + 240, x_198);
     }
 #ifdef NTTGEN_DEBUG
-    nttgen_mldsa_neon_assert_range(a, 256, -4190208, 4190208);
+    nttgen_mldsa_neon_assert_range(a, 256, -6176123, 6176123);
 #endif
 }
 
@@ -2851,7 +2844,7 @@ void nttgen_mldsa_neon_from_standard(int32_t a[256]) {
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta, in [0, q)
  * a[256]: on entry in [-8380416, 8380416], on exit in [0, 8380416]
- * Ops per call: load 382, store 128, add 256, sub 256, shoupmul 288, barrett 64, cond_add_q 64,
+ * Ops per call: load 382, store 128, add 256, sub 256, montmul 64, shoupmul 224, cond_add_q 64,
  *   shuffle 64, const 64
  */
 static NTTGEN_NOINLINE void nttgen_mldsa_neon_intt_reduce(int32_t a[256]) {
@@ -3202,102 +3195,84 @@ static NTTGEN_NOINLINE void nttgen_mldsa_neon_intt_reduce(int32_t a[256]) {
         const int32x4_t x_175 = nttgen_mldsa_neon_shoupmul(d_55, zeta_32, zetaqinv_32);
         const int32x4_t x_176 = vaddq_s32(x_160, x_162);
         const int32x4_t d_56 = vsubq_s32(x_160, x_162);
-        const int32x4_t x_177 = nttgen_mldsa_neon_shoupmul(d_56, zeta_33, zetaqinv_33);
-        const int32x4_t f_0 = vdupq_n_s32(16382);
-        const int32x4_t fqinv_0 = vdupq_n_s32(4197891);
-        const int32x4_t x_178 = nttgen_mldsa_neon_shoupmul(x_176, f_0, fqinv_0);
+        const int32x4_t x_177 = nttgen_mldsa_neon_montmul(d_56, zeta_33, zetaqinv_33);
+        const int32x4_t f_0 = vdupq_n_s32(41978);
+        const int32x4_t fqinv_0 = vdupq_n_s32(-8395782);
+        const int32x4_t x_178 = nttgen_mldsa_neon_montmul(x_176, f_0, fqinv_0);
         const int32x4_t x_179 = vaddq_s32(x_161, x_163);
         const int32x4_t d_57 = vsubq_s32(x_161, x_163);
-        const int32x4_t x_180 = nttgen_mldsa_neon_shoupmul(d_57, zeta_33, zetaqinv_33);
-        const int32x4_t f_1 = vdupq_n_s32(16382);
-        const int32x4_t fqinv_1 = vdupq_n_s32(4197891);
-        const int32x4_t x_181 = nttgen_mldsa_neon_shoupmul(x_179, f_1, fqinv_1);
+        const int32x4_t x_180 = nttgen_mldsa_neon_montmul(d_57, zeta_33, zetaqinv_33);
+        const int32x4_t f_1 = vdupq_n_s32(41978);
+        const int32x4_t fqinv_1 = vdupq_n_s32(-8395782);
+        const int32x4_t x_181 = nttgen_mldsa_neon_montmul(x_179, f_1, fqinv_1);
         const int32x4_t x_182 = vaddq_s32(x_164, x_166);
         const int32x4_t d_58 = vsubq_s32(x_164, x_166);
-        const int32x4_t x_183 = nttgen_mldsa_neon_shoupmul(d_58, zeta_33, zetaqinv_33);
-        const int32x4_t f_2 = vdupq_n_s32(16382);
-        const int32x4_t fqinv_2 = vdupq_n_s32(4197891);
-        const int32x4_t x_184 = nttgen_mldsa_neon_shoupmul(x_182, f_2, fqinv_2);
+        const int32x4_t x_183 = nttgen_mldsa_neon_montmul(d_58, zeta_33, zetaqinv_33);
+        const int32x4_t f_2 = vdupq_n_s32(41978);
+        const int32x4_t fqinv_2 = vdupq_n_s32(-8395782);
+        const int32x4_t x_184 = nttgen_mldsa_neon_montmul(x_182, f_2, fqinv_2);
         const int32x4_t x_185 = vaddq_s32(x_165, x_167);
         const int32x4_t d_59 = vsubq_s32(x_165, x_167);
-        const int32x4_t x_186 = nttgen_mldsa_neon_shoupmul(d_59, zeta_33, zetaqinv_33);
-        const int32x4_t f_3 = vdupq_n_s32(16382);
-        const int32x4_t fqinv_3 = vdupq_n_s32(4197891);
-        const int32x4_t x_187 = nttgen_mldsa_neon_shoupmul(x_185, f_3, fqinv_3);
+        const int32x4_t x_186 = nttgen_mldsa_neon_montmul(d_59, zeta_33, zetaqinv_33);
+        const int32x4_t f_3 = vdupq_n_s32(41978);
+        const int32x4_t fqinv_3 = vdupq_n_s32(-8395782);
+        const int32x4_t x_187 = nttgen_mldsa_neon_montmul(x_185, f_3, fqinv_3);
         const int32x4_t x_188 = vaddq_s32(x_168, x_170);
         const int32x4_t d_60 = vsubq_s32(x_168, x_170);
-        const int32x4_t x_189 = nttgen_mldsa_neon_shoupmul(d_60, zeta_33, zetaqinv_33);
-        const int32x4_t f_4 = vdupq_n_s32(16382);
-        const int32x4_t fqinv_4 = vdupq_n_s32(4197891);
-        const int32x4_t x_190 = nttgen_mldsa_neon_shoupmul(x_188, f_4, fqinv_4);
+        const int32x4_t x_189 = nttgen_mldsa_neon_montmul(d_60, zeta_33, zetaqinv_33);
+        const int32x4_t f_4 = vdupq_n_s32(41978);
+        const int32x4_t fqinv_4 = vdupq_n_s32(-8395782);
+        const int32x4_t x_190 = nttgen_mldsa_neon_montmul(x_188, f_4, fqinv_4);
         const int32x4_t x_191 = vaddq_s32(x_169, x_171);
         const int32x4_t d_61 = vsubq_s32(x_169, x_171);
-        const int32x4_t x_192 = nttgen_mldsa_neon_shoupmul(d_61, zeta_33, zetaqinv_33);
-        const int32x4_t f_5 = vdupq_n_s32(16382);
-        const int32x4_t fqinv_5 = vdupq_n_s32(4197891);
-        const int32x4_t x_193 = nttgen_mldsa_neon_shoupmul(x_191, f_5, fqinv_5);
+        const int32x4_t x_192 = nttgen_mldsa_neon_montmul(d_61, zeta_33, zetaqinv_33);
+        const int32x4_t f_5 = vdupq_n_s32(41978);
+        const int32x4_t fqinv_5 = vdupq_n_s32(-8395782);
+        const int32x4_t x_193 = nttgen_mldsa_neon_montmul(x_191, f_5, fqinv_5);
         const int32x4_t x_194 = vaddq_s32(x_172, x_174);
         const int32x4_t d_62 = vsubq_s32(x_172, x_174);
-        const int32x4_t x_195 = nttgen_mldsa_neon_shoupmul(d_62, zeta_33, zetaqinv_33);
-        const int32x4_t f_6 = vdupq_n_s32(16382);
-        const int32x4_t fqinv_6 = vdupq_n_s32(4197891);
-        const int32x4_t x_196 = nttgen_mldsa_neon_shoupmul(x_194, f_6, fqinv_6);
+        const int32x4_t x_195 = nttgen_mldsa_neon_montmul(d_62, zeta_33, zetaqinv_33);
+        const int32x4_t f_6 = vdupq_n_s32(41978);
+        const int32x4_t fqinv_6 = vdupq_n_s32(-8395782);
+        const int32x4_t x_196 = nttgen_mldsa_neon_montmul(x_194, f_6, fqinv_6);
         const int32x4_t x_197 = vaddq_s32(x_173, x_175);
         const int32x4_t d_63 = vsubq_s32(x_173, x_175);
-        const int32x4_t x_198 = nttgen_mldsa_neon_shoupmul(d_63, zeta_33, zetaqinv_33);
-        const int32x4_t f_7 = vdupq_n_s32(16382);
-        const int32x4_t fqinv_7 = vdupq_n_s32(4197891);
-        const int32x4_t x_199 = nttgen_mldsa_neon_shoupmul(x_197, f_7, fqinv_7);
-        const int32x4_t red_0 = nttgen_mldsa_neon_barrett(x_178);
-        const int32x4_t red_1 = nttgen_mldsa_neon_cond_add_q(red_0);
-        vst1q_s32(&a[j_0 * 4], red_1);
-        const int32x4_t red_2 = nttgen_mldsa_neon_barrett(x_177);
-        const int32x4_t red_3 = nttgen_mldsa_neon_cond_add_q(red_2);
-        vst1q_s32(&a[j_0 * 4] + 128, red_3);
-        const int32x4_t red_4 = nttgen_mldsa_neon_barrett(x_181);
-        const int32x4_t red_5 = nttgen_mldsa_neon_cond_add_q(red_4);
-        vst1q_s32(&a[j_0 * 4] + 64, red_5);
-        const int32x4_t red_6 = nttgen_mldsa_neon_barrett(x_180);
-        const int32x4_t red_7 = nttgen_mldsa_neon_cond_add_q(red_6);
-        vst1q_s32(&a[j_0 * 4] + 192, red_7);
-        const int32x4_t red_8 = nttgen_mldsa_neon_barrett(x_184);
-        const int32x4_t red_9 = nttgen_mldsa_neon_cond_add_q(red_8);
-        vst1q_s32(&a[j_0 * 4] + 32, red_9);
-        const int32x4_t red_10 = nttgen_mldsa_neon_barrett(x_183);
-        const int32x4_t red_11 = nttgen_mldsa_neon_cond_add_q(red_10);
-        vst1q_s32(&a[j_0 * 4] + 160, red_11);
-        const int32x4_t red_12 = nttgen_mldsa_neon_barrett(x_187);
-        const int32x4_t red_13 = nttgen_mldsa_neon_cond_add_q(red_12);
-        vst1q_s32(&a[j_0 * 4] + 96, red_13);
-        const int32x4_t red_14 = nttgen_mldsa_neon_barrett(x_186);
-        const int32x4_t red_15 = nttgen_mldsa_neon_cond_add_q(red_14);
-        vst1q_s32(&a[j_0 * 4] + 224, red_15);
-        const int32x4_t red_16 = nttgen_mldsa_neon_barrett(x_190);
-        const int32x4_t red_17 = nttgen_mldsa_neon_cond_add_q(red_16);
-        vst1q_s32(&a[j_0 * 4] + 16, red_17);
-        const int32x4_t red_18 = nttgen_mldsa_neon_barrett(x_189);
-        const int32x4_t red_19 = nttgen_mldsa_neon_cond_add_q(red_18);
-        vst1q_s32(&a[j_0 * 4] + 144, red_19);
-        const int32x4_t red_20 = nttgen_mldsa_neon_barrett(x_193);
-        const int32x4_t red_21 = nttgen_mldsa_neon_cond_add_q(red_20);
-        vst1q_s32(&a[j_0 * 4] + 80, red_21);
-        const int32x4_t red_22 = nttgen_mldsa_neon_barrett(x_192);
-        const int32x4_t red_23 = nttgen_mldsa_neon_cond_add_q(red_22);
-        vst1q_s32(&a[j_0 * 4] + 208, red_23);
-        const int32x4_t red_24 = nttgen_mldsa_neon_barrett(x_196);
-        const int32x4_t red_25 = nttgen_mldsa_neon_cond_add_q(red_24);
-        vst1q_s32(&a[j_0 * 4] + 48, red_25);
-        const int32x4_t red_26 = nttgen_mldsa_neon_barrett(x_195);
-        goto part_3;
-    part_3:;
-        const int32x4_t red_27 = nttgen_mldsa_neon_cond_add_q(red_26);
-        vst1q_s32(&a[j_0 * 4] + 176, red_27);
-        const int32x4_t red_28 = nttgen_mldsa_neon_barrett(x_199);
-        const int32x4_t red_29 = nttgen_mldsa_neon_cond_add_q(red_28);
-        vst1q_s32(&a[j_0 * 4] + 112, red_29);
-        const int32x4_t red_30 = nttgen_mldsa_neon_barrett(x_198);
-        const int32x4_t red_31 = nttgen_mldsa_neon_cond_add_q(red_30);
-        vst1q_s32(&a[j_0 * 4] + 240, red_31);
+        const int32x4_t x_198 = nttgen_mldsa_neon_montmul(d_63, zeta_33, zetaqinv_33);
+        const int32x4_t f_7 = vdupq_n_s32(41978);
+        const int32x4_t fqinv_7 = vdupq_n_s32(-8395782);
+        const int32x4_t x_199 = nttgen_mldsa_neon_montmul(x_197, f_7, fqinv_7);
+        const int32x4_t red_0 = nttgen_mldsa_neon_cond_add_q(x_178);
+        vst1q_s32(&a[j_0 * 4], red_0);
+        const int32x4_t red_1 = nttgen_mldsa_neon_cond_add_q(x_177);
+        vst1q_s32(&a[j_0 * 4] + 128, red_1);
+        const int32x4_t red_2 = nttgen_mldsa_neon_cond_add_q(x_181);
+        vst1q_s32(&a[j_0 * 4] + 64, red_2);
+        const int32x4_t red_3 = nttgen_mldsa_neon_cond_add_q(x_180);
+        vst1q_s32(&a[j_0 * 4] + 192, red_3);
+        const int32x4_t red_4 = nttgen_mldsa_neon_cond_add_q(x_184);
+        vst1q_s32(&a[j_0 * 4] + 32, red_4);
+        const int32x4_t red_5 = nttgen_mldsa_neon_cond_add_q(x_183);
+        vst1q_s32(&a[j_0 * 4] + 160, red_5);
+        const int32x4_t red_6 = nttgen_mldsa_neon_cond_add_q(x_187);
+        vst1q_s32(&a[j_0 * 4] + 96, red_6);
+        const int32x4_t red_7 = nttgen_mldsa_neon_cond_add_q(x_186);
+        vst1q_s32(&a[j_0 * 4] + 224, red_7);
+        const int32x4_t red_8 = nttgen_mldsa_neon_cond_add_q(x_190);
+        vst1q_s32(&a[j_0 * 4] + 16, red_8);
+        const int32x4_t red_9 = nttgen_mldsa_neon_cond_add_q(x_189);
+        vst1q_s32(&a[j_0 * 4] + 144, red_9);
+        const int32x4_t red_10 = nttgen_mldsa_neon_cond_add_q(x_193);
+        vst1q_s32(&a[j_0 * 4] + 80, red_10);
+        const int32x4_t red_11 = nttgen_mldsa_neon_cond_add_q(x_192);
+        vst1q_s32(&a[j_0 * 4] + 208, red_11);
+        const int32x4_t red_12 = nttgen_mldsa_neon_cond_add_q(x_196);
+        vst1q_s32(&a[j_0 * 4] + 48, red_12);
+        const int32x4_t red_13 = nttgen_mldsa_neon_cond_add_q(x_195);
+        vst1q_s32(&a[j_0 * 4] + 176, red_13);
+        const int32x4_t red_14 = nttgen_mldsa_neon_cond_add_q(x_199);
+        vst1q_s32(&a[j_0 * 4] + 112, red_14);
+        const int32x4_t red_15 = nttgen_mldsa_neon_cond_add_q(x_198);
+        vst1q_s32(&a[j_0 * 4] + 240, red_15);
     }
 #ifdef NTTGEN_DEBUG
     nttgen_mldsa_neon_assert_range(a, 256, 0, 8380416);
@@ -3312,7 +3287,7 @@ static NTTGEN_NOINLINE void nttgen_mldsa_neon_intt_reduce(int32_t a[256]) {
  * r[256]: on exit in [0, 8380416]
  * a[256]: on entry in [-8380416, 8380416]
  * b[256]: on entry in [-8380416, 8380416]
- * Ops per call: load 1274, store 448, add 768, sub 768, shoupmul 800, montmul_var 64, barrett 64,
+ * Ops per call: load 1274, store 448, add 768, sub 768, montmul 64, shoupmul 736, montmul_var 64,
  *   cond_add_q 64, shuffle 192, const 64
  */
 void nttgen_mldsa_neon_polymul(int32_t r[256], const int32_t a[256], const int32_t b[256]) {

@@ -39,9 +39,8 @@
  *         -> r in [-8377400, 8377400]
  *       ops: load 128, store 64, mredw 64, mulw 64
  *   nttgen_mldsa_neon_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
- *       a in [-8380416, 8380416] -> a in [-4190208, 4190208]
- *       ops: load 382, store 128, add 256, sub 256, shoupmul 288, barrett 64, shuffle 64, const 64
- *       coefficient reductions: 256
+ *       a in [-8380416, 8380416] -> a in [-6176123, 6176123]
+ *       ops: load 382, store 128, add 256, sub 256, montmul 64, shoupmul 224, shuffle 64, const 64
  *   nttgen_mldsa_neon_reduce: full reduction, in place: every coefficient to its representative in
  *     [0, q)
  *       a in [-2147483648, 2147483647] -> a in [0, 8380416]
@@ -73,9 +72,8 @@
  *       ops: load 64, store 64, shuffle 64
  *   nttgen_mldsa_neon_polymul: r = a * b mod (q, x^n + 1)
  *       a in [-8380416, 8380416], b in [-8380416, 8380416] -> r in [0, 8380416]
- *       ops: load 1274, store 448, add 768, sub 768, shoupmul 800, montmul_var 64, barrett 64,
+ *       ops: load 1274, store 448, add 768, sub 768, montmul 64, shoupmul 736, montmul_var 64,
  *         cond_add_q 64, shuffle 192, const 64
- *       coefficient reductions: 256
  */
 #ifndef NTTGEN_MLDSA_NEON_H
 #define NTTGEN_MLDSA_NEON_H
@@ -159,8 +157,8 @@ void nttgen_mldsa_neon_basemul_acc_cached(int32_t r[256], const int32_t *a, cons
  *
  * Input:  a: NTT domain, native order
  * Output: a: coefficients, standard order, times beta (cancels basemul's beta^-1)
- * a[256]: on entry in [-8380416, 8380416], on exit in [-4190208, 4190208]
- * Ops per call: load 382, store 128, add 256, sub 256, shoupmul 288, barrett 64, shuffle 64, const
+ * a[256]: on entry in [-8380416, 8380416], on exit in [-6176123, 6176123]
+ * Ops per call: load 382, store 128, add 256, sub 256, montmul 64, shoupmul 224, shuffle 64, const
  *   64
  */
 void nttgen_mldsa_neon_intt(int32_t a[256]);
@@ -243,7 +241,7 @@ void nttgen_mldsa_neon_from_standard(int32_t a[256]);
  * r[256]: on exit in [0, 8380416]
  * a[256]: on entry in [-8380416, 8380416]
  * b[256]: on entry in [-8380416, 8380416]
- * Ops per call: load 1274, store 448, add 768, sub 768, shoupmul 800, montmul_var 64, barrett 64,
+ * Ops per call: load 1274, store 448, add 768, sub 768, montmul 64, shoupmul 736, montmul_var 64,
  *   cond_add_q 64, shuffle 192, const 64
  */
 void nttgen_mldsa_neon_polymul(int32_t r[256], const int32_t a[256], const int32_t b[256]);

@@ -92,6 +92,12 @@ class Arith:
         and zs = round(z*beta/q), so shoupmul(a, z, zs) = a*c (mod q)."""
         if self.const_mul != "montgomery":
             return self.shoup_pair(c)
+        return self.montgomery_pair(c)
+
+    def montgomery_pair(self, c: int) -> tuple[int, int]:
+        """(z, zq) with z = c*beta mod q (centred), zq = z*q^-1 mod beta (signed): the pair
+        montmul multiplies by c with, whatever ``const_mul`` says (a program may ask for
+        Montgomery products where their centred results save a reduction)."""
         z = centred(c * self.beta, self.q)
         return z, signed_mod_pow2(z * self.qinv, self.lane.bits)
 

@@ -191,6 +191,7 @@ class KernelSet(ReductionChoice):
             network=variant.network,
             scale=scale,
             scale_first=variant.scale_first,
+            centred_last=variant.centred_last,
             red=red,
             before_store=last if to_standard or owed is not None else None,
         )
@@ -204,7 +205,8 @@ class KernelSet(ReductionChoice):
         reductions, then by op count. Every variant is analysed; none is hand-placed.
         ``to_standard`` also reduces the outputs to [0, q) in the last pass."""
         best: Function | None = None
-        for variant in intt_variants(self.ring.q, self.config.intt_networks):
+        shoup = self.arith.const_mul != "montgomery"
+        for variant in intt_variants(self.ring.q, self.config.intt_networks, shoup):
             try:
                 fn = self._either_reduction(
                     lambda v=variant: self._intt(v, contract, name, to_standard), feeds=False
@@ -278,13 +280,15 @@ class KernelSet(ReductionChoice):
                 network=variant.network,
                 scale=self.alg.inverse_scale() * self.arith.beta % q,
                 scale_first=variant.scale_first,
+                centred_last=variant.centred_last,
                 red=Reducer(S, variant.threshold),
             )
             program_mul_core(S, self.alg, whole, inverse, slot, r, b, a)
             return S.finish(require={"r": (0, q - 1)})
 
         best: Function | None = None
-        for variant in intt_variants(q, self.config.intt_networks):
+        shoup = self.arith.const_mul != "montgomery"
+        for variant in intt_variants(q, self.config.intt_networks, shoup):
             try:
                 fn = self._either_reduction(lambda v=variant: core(v), feeds=False)
             except BoundsError:

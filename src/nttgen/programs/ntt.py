@@ -128,11 +128,18 @@ class TwiddleLayout:
 
 
 def twiddle_layout(
-    alg: NttAlgebra, pas: PassPlan, lanes: int, *, network: Network, scale: int | None
+    alg: NttAlgebra,
+    pas: PassPlan,
+    lanes: int,
+    *,
+    network: Network,
+    scale: int | None,
+    centred_last: bool = False,
 ) -> TwiddleLayout:
     """The twiddles of one pass run by ``network`` (see :class:`TwiddleLayout`). Lane k of a
     use holds the twiddle of the logical position that lane holds at that step. With
-    ``scale`` (the ``gs`` network's folded final factor), layer 0's twiddles carry it too."""
+    ``scale`` (the ``gs`` network's folded final factor), layer 0's twiddles carry it too;
+    with ``centred_last`` they are Montgomery pairs (:meth:`Arith.montgomery_pair`)."""
     ar = alg.arith
     offsets = register_offsets(pas)
     orders = pas.slot_orders()
@@ -153,7 +160,8 @@ def twiddle_layout(
                 if scale is not None and st.layer == 0:
                     c = c * scale % ar.q
                 ones[u_i] = ones[u_i] and c == 1
-                z, zq = ar.twisted(c)
+                centred = centred_last and st.layer == 0
+                z, zq = ar.montgomery_pair(c) if centred else ar.twisted(c)
                 zs.append(z)
                 zqs.append(zq)
             per_use.append((zs, zqs))
@@ -188,6 +196,7 @@ def run_pass(
     red: Reducer,
     depends: Depends,
     scale: tuple[int, int] | None = None,
+    centred_last: bool = False,
     after_load: Callable[[Value], Value] | None = None,
     twist: Table | None = None,
     before_store: Callable[[Value], Value] | None = None,
@@ -198,7 +207,8 @@ def run_pass(
     """Emit one pass of ``network`` on ``buf`` (loading from ``src`` instead when given, for an
     out-of-place first pass), reading its twiddles from ``table`` at ``base_row`` (laid out as
     ``layout`` says; ``depends`` is the network's twiddle dependence). ``scale`` is the
-    twisted final factor (z, zq) the ``gs`` inverse multiplies its layer-0 sums by;
+    twisted final factor (z, zq) the ``gs`` inverse multiplies its layer-0 sums by, with
+    ``centred_last`` by Montgomery products like that layer's twiddles;
     ``after_load`` may transform each loaded register; ``twist`` is a table of (z, zq) lane
     vectors per stored vector (at rows 2*address and 2*address + L), each register is
     Montgomery-multiplied by before it is stored; ``before_store`` then transforms it.
@@ -230,7 +240,10 @@ def run_pass(
                     z = twiddles[(si, key)]
                     if network == "gs":
                         sc = scale if st.layer == 0 else None
-                        regs[r0], regs[r1] = gs_butterfly(S, red, regs[r0], regs[r1], z, sc)
+                        centred = centred_last and st.layer == 0
+                        regs[r0], regs[r1] = gs_butterfly(
+                            S, red, regs[r0], regs[r1], z, sc, centred=centred
+                        )
                     else:
                         regs[r0], regs[r1] = ct_butterfly(S, red, regs[r0], regs[r1], z)
         final: list[Value] = []
@@ -327,18 +340,22 @@ def gs_butterfly(
     b: Value,
     z: tuple[Value, Value] | None,
     scale: tuple[int, int] | None,
+    *,
+    centred: bool = False,
 ) -> tuple[Value, Value]:
     """Gentleman–Sande: (a, b) -> (a + b, (a - b)*z); z = None stands for 1. With ``scale``
     (a twisted constant) the sum is multiplied by it too; z then already includes the same
-    factor."""
+    factor. ``centred``: both products are Montgomery products (z and scale Montgomery pairs),
+    whatever the lane arithmetic's products by constants are."""
+    mul = S.montmul if centred else S.mulconst
     a, b = red.make_room(a, b)
     s = S.add(a, b, hint="x")
     d = S.sub(a, b, hint="d")
-    t = d if z is None else S.mulconst(d, z[0], z[1], hint="x")
+    t = d if z is None else mul(d, z[0], z[1], hint="x")
     if scale is not None:
         c = S.const(scale[0], hint="f")
         cq = S.const(scale[1], hint="fqinv")
-        s = S.mulconst(s, c, cq, hint="x")
+        s = mul(s, c, cq, hint="x")
     return s, t
 
 
@@ -351,7 +368,9 @@ class Transform:
     ``scale_first=False``) or Montgomery-multiplies every input by it as it is first loaded
     (``scale_first=True``, which also reduces the inputs, so the layers start from small
     values and any lane value is an acceptable input); ``dit`` multiplies every output by its
-    twist times ``scale`` as it is stored (which leaves the outputs reduced)."""
+    twist times ``scale`` as it is stored (which leaves the outputs reduced). With
+    ``centred_last`` the ``gs`` last layer that carries the factor multiplies by Montgomery
+    products even where the lane arithmetic's products by constants are Shoup products."""
 
     def __init__(
         self,
@@ -362,6 +381,7 @@ class Transform:
         network: Network,
         scale: int | None = None,
         scale_first: bool = False,
+        centred_last: bool = False,
         red: Reducer | None = None,
     ) -> None:
         self.S = S
@@ -370,6 +390,8 @@ class Transform:
         inverse = network != "ct"
         self.seq = list(reversed(passes)) if inverse else list(passes)
         fold = scale if (network == "gs" and not scale_first) else None
+        # the last layer by Montgomery products: only where it carries the final factor
+        self.centred_last = centred_last and fold is not None
         self.depends = _depends(alg, network)
         rows: list[int] = []
         notes: list[tuple[int, str]] = []
@@ -378,20 +400,26 @@ class Transform:
         for k, pas in enumerate(self.seq):
             self.bases.append(len(rows))
             notes.append((len(rows), f"pass {k}: layer(s) {', '.join(map(str, pas.layers))}"))
-            self.layouts.append(twiddle_layout(alg, pas, S.lanes, network=network, scale=fold))
+            self.layouts.append(
+                twiddle_layout(
+                    alg, pas, S.lanes, network=network, scale=fold, centred_last=self.centred_last
+                )
+            )
             rows.extend(self.layouts[-1].rows())
         name = {"ct": "zetas", "gs": "zetas_inv", "dit": "zetas_dit"}[network]
         doc = {
             "ct": "twiddles zeta_k = r^brv(k)",
             "gs": "inverse twiddles zeta_k^-1"
-            + (" (layer 0 times the final scale)" if fold else ""),
+            + (" (layer 0 times the final scale)" if fold else "")
+            + (", layer 0 in Montgomery form" if self.centred_last else ""),
             "dit": "inverse twiddles of the cyclic DIT network (powers of r^-2)",
         }[network] + (
             f", {alg.arith.pair_doc}, in consumption order: as lane vectors, or as"
             " one pair where all lanes share it (twiddles equal to 1 are not stored)"
         )
         self.table = S.table(name, rows, notes, doc)
-        self.pair = alg.arith.twisted(scale) if (inverse and scale is not None) else None
+        pair_of = alg.arith.montgomery_pair if self.centred_last else alg.arith.twisted
+        self.pair = pair_of(scale) if (inverse and scale is not None) else None
         self.folded = fold is not None
         self.scale_first = network == "gs" and scale_first
         # the twist multiplies registers as they are stored, which a gathered pass's scatter
@@ -433,6 +461,7 @@ class Transform:
             red=self.red,
             depends=self.depends,
             scale=self.pair if self.folded else None,
+            centred_last=self.centred_last,
             after_load=self._scale_input if (self.scale_first and first) else None,
             twist=self.twist if last else None,
             before_store=before_store,
@@ -451,6 +480,7 @@ def build_transform(
     network: Network,
     scale: int | None = None,
     scale_first: bool = False,
+    centred_last: bool = False,
     before_store: Callable[[Value], Value] | None = None,
     red: Reducer | None = None,
     src: Buffer | None = None,
@@ -458,7 +488,16 @@ def build_transform(
     """Emit every pass of one NTT (see :class:`Transform`) on ``buf``: in place, or reading the
     input from ``src`` (the first pass loads from it, so no copy is needed); ``before_store``
     transforms each register the last pass stores."""
-    t = Transform(S, alg, passes, network=network, scale=scale, scale_first=scale_first, red=red)
+    t = Transform(
+        S,
+        alg,
+        passes,
+        network=network,
+        scale=scale,
+        scale_first=scale_first,
+        centred_last=centred_last,
+        red=red,
+    )
     for k in range(len(t)):
         t.run(
             k,
