@@ -72,8 +72,9 @@ def test_builder_offers_the_vocabulary() -> None:
         assert pos[len(want) :] in (["hint"], ["hints"]), (name, pos)
 
 
-# Shape parameters of one family of backends, read only by that family's own templates.
-FAMILY_ATTRIBUTES = {"width", "lmul"}
+# Parameters of one family of backends, read only by that family's own templates (the
+# register width, RVV's LMUL, the instruction x86's mredw forms m with).
+FAMILY_ATTRIBUTES = {"width", "lmul", "mredw_m"}
 
 
 @pytest.mark.parametrize("name", list(ISAS))

@@ -561,18 +561,17 @@ class X86Simd(X86Wide, X86PairSums, HelperCalls, Isa):
         return self._i("sub", a, b)
 
     # the operand of each 32-bit-lane product helper whose odd lanes it moves down for the
-    # second vpmuldq; an operand with one value in every lane (a broadcast twiddle, a
-    # constant) needs no move, as vpmuldq reads only the low half of each 64-bit lane. clang
-    # drops those moves itself, gcc kept them: 17 of the 43 instructions by which gcc's ML-DSA
-    # AVX2 NTT exceeded clang's, 46 of 56 in the inverse (Emerald Rapids, gcc ticks: ntt 539
-    # -> 526, intt 682 -> 677, polymul 1,883 -> 1,858; clang-19 unchanged)
+    # second vpmuldq; one with one value in every lane (a broadcast twiddle, a constant) needs
+    # no move, as vpmuldq reads only the low half of each 64-bit lane. clang drops those moves
+    # itself, gcc kept them: 17 of the 43 instructions by which gcc's ML-DSA AVX2 NTT exceeded
+    # clang's, 46 of 56 in the inverse (Emerald Rapids, gcc ticks: ntt 539 -> 526, intt 682 ->
+    # 677, polymul 1,883 -> 1,858; clang-19 unchanged)
     _UNIFORM_OPERAND: ClassVar[dict[str, int]] = {"mulhi": 1, "montmul": 1, "shoupmul": 2}
 
     def uniform_form(
         self, op: str, args: tuple[C.Expr, ...], uniform: tuple[bool, ...]
     ) -> C.Expr | None:
-        """The ``_u`` helper of a 32-bit-lane product whose shifted operand is lane-uniform
-        (either factor of ``mulhi``), else None."""
+        """The ``_u`` helper of a 32-bit product whose moved operand is uniform, else None."""
         k = self._UNIFORM_OPERAND.get(op)
         if self.lane.bits != 32 or k is None:
             return None
