@@ -115,7 +115,7 @@ void nttgen_mldsa_basemul(int32_t r[256], const int32_t a[256], const int32_t b[
  *
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[256]: on exit in [-4190208, 4190208] (any ISA)
+ * r[256]: on exit in [-4317169, 4317168] (any ISA)
  * a[256 x k]: on entry in [-134121127, 134121127] (every ISA)
  * b[256 x k]: on entry in [-134121127, 134121127] (every ISA)
  * k: number of products, at least 1 (public; loops depend on it, never on data)

@@ -25,8 +25,8 @@
  *       ops: load 64, store 32, montmul_var 32
  *   nttgen_mldsa_avx2_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
- *       a in [-134121127, 134121127], b in [-134121127, 134121127] -> r in [-4190208, 4190208]
- *       ops: load 64, store 32, barrett 32, mredw 32, mulw 32
+ *       a in [-134121127, 134121127], b in [-134121127, 134121127] -> r in [-4259832, 4259831]
+ *       ops: load 64, store 32, barrett_coarse 32, mredw 32, mulw 32
  *       coefficient reductions: 256
  *   nttgen_mldsa_avx2_basemul_cache: multiplication cache of b, for basemul_acc_cached: what every
  *     product by b would recompute (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1 mod
@@ -116,11 +116,11 @@ void nttgen_mldsa_avx2_basemul(int32_t r[256], const int32_t a[256], const int32
  *
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[256]: on exit in [-4190208, 4190208]
+ * r[256]: on exit in [-4259832, 4259831]
  * a[256 x k]: on entry in [-134121127, 134121127]
  * b[256 x k]: on entry in [-134121127, 134121127]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 64, store 32, barrett 32, mredw 32, mulw 32
+ * Ops per call: load 64, store 32, barrett_coarse 32, mredw 32, mulw 32
  */
 void nttgen_mldsa_avx2_basemul_acc(int32_t r[256], const int32_t *a, const int32_t *b, size_t k);
 

@@ -25,8 +25,8 @@
  *       ops: load 32, store 16, montmul_var 16
  *   nttgen_mldsa_avx512_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
- *       a in [-134121127, 134121127], b in [-134121127, 134121127] -> r in [-4190208, 4190208]
- *       ops: load 32, store 16, barrett 16, mredw 16, mulw 16
+ *       a in [-134121127, 134121127], b in [-134121127, 134121127] -> r in [-4259832, 4259831]
+ *       ops: load 32, store 16, barrett_coarse 16, mredw 16, mulw 16
  *       coefficient reductions: 256
  *   nttgen_mldsa_avx512_basemul_cache: multiplication cache of b, for basemul_acc_cached: what
  *     every product by b would recompute (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1
@@ -269,6 +269,16 @@ static inline __m512i nttgen_mldsa_avx512_barrett(__m512i a) {
     const __m512i qv = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(8380417));
     const __m512i tq = _mm512_mullo_epi32(t, qv);
     return _mm512_sub_epi32(a, tq);
+}
+
+/*
+ * Barrett reduction by one rounding shift: t = (a + 2^22) >> 23 (2^23 near
+ * q), then a - t*q: congruent to a, in a wider range than barrett.
+ */
+static inline __m512i nttgen_mldsa_avx512_barrett_coarse(__m512i a) {
+    const __m512i t = _mm512_srai_epi32(_mm512_add_epi32(a, _mm512_set1_epi32(4194304)), 23);
+    const __m512i qv = nttgen_mldsa_avx512_keep(_mm512_set1_epi32(8380417));
+    return _mm512_sub_epi32(a, _mm512_mullo_epi32(t, qv));
 }
 
 /*
@@ -951,11 +961,11 @@ void nttgen_mldsa_avx512_basemul(int32_t r[256], const int32_t a[256], const int
  *
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[256]: on exit in [-4190208, 4190208]
+ * r[256]: on exit in [-4259832, 4259831]
  * a[256 x k]: on entry in [-134121127, 134121127]
  * b[256 x k]: on entry in [-134121127, 134121127]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 32, store 16, barrett 16, mredw 16, mulw 16
+ * Ops per call: load 32, store 16, barrett_coarse 16, mredw 16, mulw 16
  */
 void nttgen_mldsa_avx512_basemul_acc(int32_t r[256], const int32_t *a, const int32_t *b, size_t k) {
 #ifdef NTTGEN_DEBUG
@@ -1011,8 +1021,8 @@ void nttgen_mldsa_avx512_basemul_acc(int32_t r[256], const int32_t *a, const int
         }
         const __m512i r_0 = nttgen_mldsa_avx512_mredw(w_4, w_5);
         const __m512i r_1 = nttgen_mldsa_avx512_mredw(w_6, w_7);
-        const __m512i red_0 = nttgen_mldsa_avx512_barrett(r_0);
-        const __m512i red_1 = nttgen_mldsa_avx512_barrett(r_1);
+        const __m512i red_0 = nttgen_mldsa_avx512_barrett_coarse(r_0);
+        const __m512i red_1 = nttgen_mldsa_avx512_barrett_coarse(r_1);
         _mm512_storeu_si512((__m512i *)&r[i_0 * 32], red_0);
         _mm512_storeu_si512((__m512i *)(&r[i_0 * 32] + 16), red_1);
     }
@@ -1074,14 +1084,14 @@ void nttgen_mldsa_avx512_basemul_acc(int32_t r[256], const int32_t *a, const int
             const __m512i r_3 = nttgen_mldsa_avx512_mredw(w_22, w_23);
             const __m512i acc_2 = _mm512_add_epi32(acc_0, r_2);
             const __m512i acc_3 = _mm512_add_epi32(acc_1, r_3);
-            const __m512i red_2 = nttgen_mldsa_avx512_barrett(acc_2);
-            const __m512i red_3 = nttgen_mldsa_avx512_barrett(acc_3);
+            const __m512i red_2 = nttgen_mldsa_avx512_barrett_coarse(acc_2);
+            const __m512i red_3 = nttgen_mldsa_avx512_barrett_coarse(acc_3);
             _mm512_storeu_si512((__m512i *)&r[i_2 * 32], red_2);
             _mm512_storeu_si512((__m512i *)(&r[i_2 * 32] + 16), red_3);
         }
     }
 #ifdef NTTGEN_DEBUG
-    nttgen_mldsa_avx512_assert_range(r, 256, -4190208, 4190208);
+    nttgen_mldsa_avx512_assert_range(r, 256, -4259832, 4259831);
 #endif
 }
 

@@ -25,8 +25,8 @@
  *       ops: load 128, store 64, montmul_var 64
  *   nttgen_mldsa_neon_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
- *       a in [-134121127, 134121127], b in [-134121127, 134121127] -> r in [-4190208, 4190208]
- *       ops: load 128, store 64, barrett 64, mredw 64, mulw 64
+ *       a in [-134121127, 134121127], b in [-134121127, 134121127] -> r in [-4259832, 4259831]
+ *       ops: load 128, store 64, barrett_coarse 64, mredw 64, mulw 64
  *       coefficient reductions: 256
  *   nttgen_mldsa_neon_basemul_cache: multiplication cache of b, for basemul_acc_cached: what every
  *     product by b would recompute (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1 mod
@@ -159,6 +159,15 @@ static inline int32x4_t nttgen_mldsa_neon_montmul_var(int32x4_t a, int32x4_t b) 
  */
 static inline int32x4_t nttgen_mldsa_neon_barrett(int32x4_t a) {
     const int32x4_t t = vrshrq_n_s32(vqdmulhq_s32(a, vdupq_n_s32(1074791297)), 22);
+    return vmlsq_s32(a, t, vdupq_n_s32(8380417));
+}
+
+/*
+ * Barrett reduction by one rounding shift: t = round(a / 2^23) by srshr (2^23 near q),
+ * then a - t*q by mls: congruent to a, in a wider range than barrett.
+ */
+static inline int32x4_t nttgen_mldsa_neon_barrett_coarse(int32x4_t a) {
+    const int32x4_t t = vrshrq_n_s32(a, 23);
     return vmlsq_s32(a, t, vdupq_n_s32(8380417));
 }
 
@@ -1169,11 +1178,11 @@ part_2:;
  *
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[256]: on exit in [-4190208, 4190208]
+ * r[256]: on exit in [-4259832, 4259831]
  * a[256 x k]: on entry in [-134121127, 134121127]
  * b[256 x k]: on entry in [-134121127, 134121127]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 128, store 64, barrett 64, mredw 64, mulw 64
+ * Ops per call: load 128, store 64, barrett_coarse 64, mredw 64, mulw 64
  */
 void nttgen_mldsa_neon_basemul_acc(int32_t r[256], const int32_t *a, const int32_t *b, size_t k) {
 #ifdef NTTGEN_DEBUG
@@ -1311,14 +1320,14 @@ void nttgen_mldsa_neon_basemul_acc(int32_t r[256], const int32_t *a, const int32
         const int32x4_t r_5 = nttgen_mldsa_neon_mredw(w_26, w_27);
         const int32x4_t r_6 = nttgen_mldsa_neon_mredw(w_28, w_29);
         const int32x4_t r_7 = nttgen_mldsa_neon_mredw(w_30, w_31);
-        const int32x4_t red_0 = nttgen_mldsa_neon_barrett(r_0);
-        const int32x4_t red_1 = nttgen_mldsa_neon_barrett(r_1);
-        const int32x4_t red_2 = nttgen_mldsa_neon_barrett(r_2);
-        const int32x4_t red_3 = nttgen_mldsa_neon_barrett(r_3);
-        const int32x4_t red_4 = nttgen_mldsa_neon_barrett(r_4);
-        const int32x4_t red_5 = nttgen_mldsa_neon_barrett(r_5);
-        const int32x4_t red_6 = nttgen_mldsa_neon_barrett(r_6);
-        const int32x4_t red_7 = nttgen_mldsa_neon_barrett(r_7);
+        const int32x4_t red_0 = nttgen_mldsa_neon_barrett_coarse(r_0);
+        const int32x4_t red_1 = nttgen_mldsa_neon_barrett_coarse(r_1);
+        const int32x4_t red_2 = nttgen_mldsa_neon_barrett_coarse(r_2);
+        const int32x4_t red_3 = nttgen_mldsa_neon_barrett_coarse(r_3);
+        const int32x4_t red_4 = nttgen_mldsa_neon_barrett_coarse(r_4);
+        const int32x4_t red_5 = nttgen_mldsa_neon_barrett_coarse(r_5);
+        const int32x4_t red_6 = nttgen_mldsa_neon_barrett_coarse(r_6);
+        const int32x4_t red_7 = nttgen_mldsa_neon_barrett_coarse(r_7);
         vst1q_s32(&r[i_0 * 32], red_0);
         vst1q_s32(&r[i_0 * 32] + 4, red_1);
         vst1q_s32(&r[i_0 * 32] + 8, red_2);
@@ -1478,14 +1487,14 @@ void nttgen_mldsa_neon_basemul_acc(int32_t r[256], const int32_t *a, const int32
             const int32x4_t acc_13 = vaddq_s32(acc_5, r_13);
             const int32x4_t acc_14 = vaddq_s32(acc_6, r_14);
             const int32x4_t acc_15 = vaddq_s32(acc_7, r_15);
-            const int32x4_t red_8 = nttgen_mldsa_neon_barrett(acc_8);
-            const int32x4_t red_9 = nttgen_mldsa_neon_barrett(acc_9);
-            const int32x4_t red_10 = nttgen_mldsa_neon_barrett(acc_10);
-            const int32x4_t red_11 = nttgen_mldsa_neon_barrett(acc_11);
-            const int32x4_t red_12 = nttgen_mldsa_neon_barrett(acc_12);
-            const int32x4_t red_13 = nttgen_mldsa_neon_barrett(acc_13);
-            const int32x4_t red_14 = nttgen_mldsa_neon_barrett(acc_14);
-            const int32x4_t red_15 = nttgen_mldsa_neon_barrett(acc_15);
+            const int32x4_t red_8 = nttgen_mldsa_neon_barrett_coarse(acc_8);
+            const int32x4_t red_9 = nttgen_mldsa_neon_barrett_coarse(acc_9);
+            const int32x4_t red_10 = nttgen_mldsa_neon_barrett_coarse(acc_10);
+            const int32x4_t red_11 = nttgen_mldsa_neon_barrett_coarse(acc_11);
+            const int32x4_t red_12 = nttgen_mldsa_neon_barrett_coarse(acc_12);
+            const int32x4_t red_13 = nttgen_mldsa_neon_barrett_coarse(acc_13);
+            const int32x4_t red_14 = nttgen_mldsa_neon_barrett_coarse(acc_14);
+            const int32x4_t red_15 = nttgen_mldsa_neon_barrett_coarse(acc_15);
             vst1q_s32(&r[i_2 * 32], red_8);
             vst1q_s32(&r[i_2 * 32] + 4, red_9);
             vst1q_s32(&r[i_2 * 32] + 8, red_10);
@@ -1497,7 +1506,7 @@ void nttgen_mldsa_neon_basemul_acc(int32_t r[256], const int32_t *a, const int32
         }
     }
 #ifdef NTTGEN_DEBUG
-    nttgen_mldsa_neon_assert_range(r, 256, -4190208, 4190208);
+    nttgen_mldsa_neon_assert_range(r, 256, -4259832, 4259831);
 #endif
 }
 

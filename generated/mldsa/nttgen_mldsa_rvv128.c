@@ -27,8 +27,8 @@
  *       ops: load 32, store 16, montmul_var 16
  *   nttgen_mldsa_rvv128_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
- *       a in [-134121127, 134121127], b in [-134121127, 134121127] -> r in [-4190208, 4190208]
- *       ops: load 32, store 16, montmul_var 16, barrett 16
+ *       a in [-134121127, 134121127], b in [-134121127, 134121127] -> r in [-4317169, 4317168]
+ *       ops: load 32, store 16, montmul_var 16, barrett_coarse 16
  *       coefficient reductions: 256
  *   nttgen_mldsa_rvv128_basemul_cache: multiplication cache of b, for basemul_acc_cached: what
  *     every product by b would recompute (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1
@@ -38,8 +38,8 @@
  *   nttgen_mldsa_rvv128_basemul_acc_cached: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs,
  *     given the caches of the b_i (basemul_cache), stored one after another
  *       a in [-8380416, 8380416], b in [-134121127, 134121127], cache in [-2147483648, 2147483647]
- *         -> r in [-4190208, 4190208]
- *       ops: load 32, store 16, montmul_var 16, barrett 16
+ *         -> r in [-4259832, 4259831]
+ *       ops: load 32, store 16, montmul_var 16, barrett_coarse 16
  *       coefficient reductions: 256
  *   nttgen_mldsa_rvv128_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-8380416, 8380416] -> a in [-6176123, 6176123]
@@ -178,12 +178,11 @@ static inline vint32m4_t nttgen_mldsa_rvv128_rvv128m4_montmul_var(vint32m4_t a, 
 }
 
 /*
- * Signed Barrett reduction: t = round(hi(a*1074791297) / 2^21) by vssra with round-to-nearest-up,
- * then a - t*q by vnmsac.
+ * Barrett reduction by one rounding shift: t = round(a / 2^23) by vssra (2^23 near q)
+ * with round-to-nearest-up, then a - t*q by vnmsac: congruent to a, in a wider range than barrett.
  */
-static inline vint32m4_t nttgen_mldsa_rvv128_rvv128m4_barrett(vint32m4_t a, size_t vl) {
-    const vint32m4_t t =
-        __riscv_vssra_vx_i32m4(__riscv_vmulh_vx_i32m4(a, 1074791297, vl), 21, __RISCV_VXRM_RNU, vl);
+static inline vint32m4_t nttgen_mldsa_rvv128_rvv128m4_barrett_coarse(vint32m4_t a, size_t vl) {
+    const vint32m4_t t = __riscv_vssra_vx_i32m4(a, 23, __RISCV_VXRM_RNU, vl);
     return __riscv_vnmsac_vx_i32m4(a, 8380417, t, vl);
 }
 
@@ -805,11 +804,11 @@ void nttgen_mldsa_rvv128_basemul(int32_t r[256], const int32_t a[256], const int
  *
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[256]: on exit in [-4190208, 4190208]
+ * r[256]: on exit in [-4317169, 4317168]
  * a[256 x k]: on entry in [-134121127, 134121127]
  * b[256 x k]: on entry in [-134121127, 134121127]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 32, store 16, montmul_var 16, barrett 16
+ * Ops per call: load 32, store 16, montmul_var 16, barrett_coarse 16
  */
 void nttgen_mldsa_rvv128_basemul_acc(int32_t r[256], const int32_t *a, const int32_t *b, size_t k) {
 #ifdef NTTGEN_DEBUG
@@ -828,7 +827,7 @@ void nttgen_mldsa_rvv128_basemul_acc(int32_t r[256], const int32_t *a, const int
             const vint32m4_t acc_1 = __riscv_vadd_vv_i32m4(acc_0, p_1, 16);
             acc_0 = acc_1;
         }
-        const vint32m4_t red_0 = nttgen_mldsa_rvv128_rvv128m4_barrett(acc_0, 16);
+        const vint32m4_t red_0 = nttgen_mldsa_rvv128_rvv128m4_barrett_coarse(acc_0, 16);
         __riscv_vse32_v_i32m4(&r[i_0 * 16], red_0, 16);
     }
     for (size_t g_0 = 0; (16 * g_0 + 16) < k; ++g_0) {
@@ -848,12 +847,12 @@ void nttgen_mldsa_rvv128_basemul_acc(int32_t r[256], const int32_t *a, const int
             }
             const vint32m4_t acc_4 = __riscv_vle32_v_i32m4(&r[i_2 * 16], 16);
             const vint32m4_t acc_5 = __riscv_vadd_vv_i32m4(acc_4, acc_2, 16);
-            const vint32m4_t red_1 = nttgen_mldsa_rvv128_rvv128m4_barrett(acc_5, 16);
+            const vint32m4_t red_1 = nttgen_mldsa_rvv128_rvv128m4_barrett_coarse(acc_5, 16);
             __riscv_vse32_v_i32m4(&r[i_2 * 16], red_1, 16);
         }
     }
 #ifdef NTTGEN_DEBUG
-    nttgen_mldsa_rvv128_assert_range(r, 256, -4190208, 4190208);
+    nttgen_mldsa_rvv128_assert_range(r, 256, -4317169, 4317168);
 #endif
 }
 
@@ -946,12 +945,12 @@ void nttgen_mldsa_rvv128_basemul_cache(int32_t cache[256], const int32_t b[256])
  *
  * Input:  a, b: k polynomials each, NTT domain, native order; cache: their k caches
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[256]: on exit in [-4190208, 4190208]
+ * r[256]: on exit in [-4259832, 4259831]
  * a[256 x k]: on entry in [-8380416, 8380416]
  * b[256 x k]: on entry in [-134121127, 134121127]
  * cache[256 x k]: on entry in [-2147483648, 2147483647]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 32, store 16, montmul_var 16, barrett 16
+ * Ops per call: load 32, store 16, montmul_var 16, barrett_coarse 16
  */
 void nttgen_mldsa_rvv128_basemul_acc_cached(int32_t r[256], const int32_t *a, const int32_t *b,
                                             const int32_t *cache, size_t k) {
@@ -973,7 +972,7 @@ void nttgen_mldsa_rvv128_basemul_acc_cached(int32_t r[256], const int32_t *a, co
             const vint32m4_t acc_1 = __riscv_vadd_vv_i32m4(acc_0, p_1, 16);
             acc_0 = acc_1;
         }
-        const vint32m4_t red_0 = nttgen_mldsa_rvv128_rvv128m4_barrett(acc_0, 16);
+        const vint32m4_t red_0 = nttgen_mldsa_rvv128_rvv128m4_barrett_coarse(acc_0, 16);
         __riscv_vse32_v_i32m4(&r[i_0 * 16], red_0, 16);
     }
     for (size_t g_0 = 0; (16 * g_0 + 16) < k; ++g_0) {
@@ -993,12 +992,12 @@ void nttgen_mldsa_rvv128_basemul_acc_cached(int32_t r[256], const int32_t *a, co
             }
             const vint32m4_t acc_4 = __riscv_vle32_v_i32m4(&r[i_2 * 16], 16);
             const vint32m4_t acc_5 = __riscv_vadd_vv_i32m4(acc_4, acc_2, 16);
-            const vint32m4_t red_1 = nttgen_mldsa_rvv128_rvv128m4_barrett(acc_5, 16);
+            const vint32m4_t red_1 = nttgen_mldsa_rvv128_rvv128m4_barrett_coarse(acc_5, 16);
             __riscv_vse32_v_i32m4(&r[i_2 * 16], red_1, 16);
         }
     }
 #ifdef NTTGEN_DEBUG
-    nttgen_mldsa_rvv128_assert_range(r, 256, -4190208, 4190208);
+    nttgen_mldsa_rvv128_assert_range(r, 256, -4259832, 4259831);
 #endif
 }
 

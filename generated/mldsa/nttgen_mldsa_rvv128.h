@@ -27,8 +27,8 @@
  *       ops: load 32, store 16, montmul_var 16
  *   nttgen_mldsa_rvv128_basemul_acc: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs of
  *     polynomials stored one after another
- *       a in [-134121127, 134121127], b in [-134121127, 134121127] -> r in [-4190208, 4190208]
- *       ops: load 32, store 16, montmul_var 16, barrett 16
+ *       a in [-134121127, 134121127], b in [-134121127, 134121127] -> r in [-4317169, 4317168]
+ *       ops: load 32, store 16, montmul_var 16, barrett_coarse 16
  *       coefficient reductions: 256
  *   nttgen_mldsa_rvv128_basemul_cache: multiplication cache of b, for basemul_acc_cached: what
  *     every product by b would recompute (degree-2 factors: g_j * b1 mod q; complete NTT: b * q^-1
@@ -38,8 +38,8 @@
  *   nttgen_mldsa_rvv128_basemul_acc_cached: r = sum_{i<k} a_i o b_i * beta^-1 for k >= 1 pairs,
  *     given the caches of the b_i (basemul_cache), stored one after another
  *       a in [-8380416, 8380416], b in [-134121127, 134121127], cache in [-2147483648, 2147483647]
- *         -> r in [-4190208, 4190208]
- *       ops: load 32, store 16, montmul_var 16, barrett 16
+ *         -> r in [-4259832, 4259831]
+ *       ops: load 32, store 16, montmul_var 16, barrett_coarse 16
  *       coefficient reductions: 256
  *   nttgen_mldsa_rvv128_intt: inverse NTT times beta, in place: a <- beta * NTT^-1(a)
  *       a in [-8380416, 8380416] -> a in [-6176123, 6176123]
@@ -119,11 +119,11 @@ void nttgen_mldsa_rvv128_basemul(int32_t r[256], const int32_t a[256], const int
  *
  * Input:  a, b: k polynomials each, NTT domain, native order
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[256]: on exit in [-4190208, 4190208]
+ * r[256]: on exit in [-4317169, 4317168]
  * a[256 x k]: on entry in [-134121127, 134121127]
  * b[256 x k]: on entry in [-134121127, 134121127]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 32, store 16, montmul_var 16, barrett 16
+ * Ops per call: load 32, store 16, montmul_var 16, barrett_coarse 16
  */
 void nttgen_mldsa_rvv128_basemul_acc(int32_t r[256], const int32_t *a, const int32_t *b, size_t k);
 
@@ -145,12 +145,12 @@ void nttgen_mldsa_rvv128_basemul_cache(int32_t cache[256], const int32_t b[256])
  *
  * Input:  a, b: k polynomials each, NTT domain, native order; cache: their k caches
  * Output: r: NTT domain, native order, times beta^-1 (Montgomery)
- * r[256]: on exit in [-4190208, 4190208]
+ * r[256]: on exit in [-4259832, 4259831]
  * a[256 x k]: on entry in [-8380416, 8380416]
  * b[256 x k]: on entry in [-134121127, 134121127]
  * cache[256 x k]: on entry in [-2147483648, 2147483647]
  * k: number of products, at least 1 (public; loops depend on it, never on data)
- * Ops per call: load 32, store 16, montmul_var 16, barrett 16
+ * Ops per call: load 32, store 16, montmul_var 16, barrett_coarse 16
  */
 void nttgen_mldsa_rvv128_basemul_acc_cached(int32_t r[256], const int32_t *a, const int32_t *b,
                                             const int32_t *cache, size_t k);

@@ -19,11 +19,11 @@
  * NTT domain: inputs go through from_standard before an entry point that reads the native order and
  *   outputs through to_standard after one that writes it, so every ISA is compared in the standard
  *   order; to_standard and from_standard themselves have one answer per ISA (its native order).
- * Residues: the outputs of ntt, basemul, basemul_acc_cached, intt, tomont, frommont are compared
- *   mod q, as canonical residues (each ISA leaves its own representatives; the Montgomery factor
- *   beta = 2^32 is the same on every ISA), the others as they are (one representative per residue,
- *   or the values the order conversions move); every output must also lie in the range the front
- *   end documents.
+ * Residues: the outputs of ntt, basemul, basemul_acc, basemul_acc_cached, intt, tomont, frommont
+ *   are compared mod q, as canonical residues (each ISA leaves its own representatives; the
+ *   Montgomery factor beta = 2^32 is the same on every ISA), the others as they are (one
+ *   representative per residue, or the values the order conversions move); every output must also
+ *   lie in the range the front end documents.
  * Build: make check, or ctest in a CMake build directory; by hand, after make: cc -std=c99
  *   nttgen_mldsa_selftest.c libnttgen_mldsa.a -o nttgen_mldsa_selftest
  */
@@ -368,8 +368,8 @@ static const kat_op kat_ops[] = {
     {"ntt", kat_ntt, 256, -8380416, 8380416, 0, 0, -76015108, 76015108, 0, 0},
     {"basemul", kat_basemul, 256, -134121127, 134121127, -134121127, 134121127, -8378477, 8378477,
      0, 0},
-    {"basemul_acc", kat_basemul_acc, 768, -134121127, 134121127, -134121127, 134121127, -4190208,
-     4190208, 1, 0},
+    {"basemul_acc", kat_basemul_acc, 768, -134121127, 134121127, -134121127, 134121127, -4317169,
+     4317168, 0, 0},
     {"basemul_acc_cached", kat_basemul_acc_cached, 768, -8380416, 8380416, -134121127, 134121127,
      -8377400, 8377400, 0, 0},
     {"intt", kat_intt, 256, -8380416, 8380416, 0, 0, -6176123, 6176123, 0, 0},
@@ -403,12 +403,12 @@ static const kat_case kat_cases[] = {
     {1, "all hi by all lo", 2, 1, 0x5e1f8317u, 0x795a31f1c7694503u, NULL},
     {1, "alternating ends", 3, 3, 0x5e1f8357u, 0x3270d19eb36a9660u, NULL},
     {1, "random ends", 4, 4, 0x5e1f8397u, 0x39943358b43e8f1du, NULL},
-    {2, "random", 0, 0, 0x5e1f8657u, 0x53d793030509f392u, NULL},
+    {2, "random", 0, 0, 0x5e1f8657u, 0x39f916026ac91c84u, NULL},
     {2, "all lo", 1, 1, 0x5e1f8697u, 0x6ac3ff9dfcd12320u, NULL},
     {2, "all hi", 2, 2, 0x5e1f86d7u, 0x6ac3ff9dfcd12320u, NULL},
-    {2, "all hi by all lo", 2, 1, 0x5e1f8717u, 0xad95a6e3616019f0u, NULL},
+    {2, "all hi by all lo", 2, 1, 0x5e1f8717u, 0xb96e404041751fb4u, NULL},
     {2, "alternating ends", 3, 3, 0x5e1f8757u, 0x6ac3ff9dfcd12320u, NULL},
-    {2, "random ends", 4, 4, 0x5e1f8797u, 0xc44ce45f9fef7a2bu, NULL},
+    {2, "random ends", 4, 4, 0x5e1f8797u, 0xdbbac11ca66cae6eu, NULL},
     {3, "random", 0, 0, 0x5e1f8a57u, 0xe9713cd17b01eaebu, NULL},
     {3, "all lo", 1, 1, 0x5e1f8a97u, 0xd58d23cae9cb8cc9u, NULL},
     {3, "all hi", 2, 2, 0x5e1f8ad7u, 0xd58d23cae9cb8cc9u, NULL},

@@ -15,6 +15,7 @@ from .emit.files import FileWriter, GeneratedFiles
 from .emit.isa import isa_class
 from .emit.names import Names, default_names
 from .errors import IsaUnavailableError
+from .plan.constants import Arith
 from .plan.layout import simd_plan
 from .programs.build_config import BuildConfig
 from .programs.entry_points import OP_INFO
@@ -91,9 +92,10 @@ def heuristic_config(ring: Ring, isa: str) -> BuildConfig:
     portable C compilers vectorise the ``gs`` loops (consecutive positions share a twiddle)
     but not the ``dit`` ones (ML-KEM: 1,174 vs 827 ticks).
 
-    SIMD ISAs with 16-bit lanes may reduce coarsely (``coarse_reductions``): each function is
-    built both ways and the cheaper kept (docs/reductions.md); the portable C, which publishes
-    the ring's contract, keeps Barrett's exact reductions."""
+    SIMD ISAs may reduce coarsely (``coarse_reductions``) with 16-bit lanes, and with 32-bit
+    lanes where q lies near a power of two (ML-DSA's): each function is built both ways and
+    the cheaper kept (docs/reductions.md); the portable C, which publishes the ring's
+    contract, keeps Barrett's exact reductions."""
     cls = isa_class(isa)
     why = cls.unsupported(ring.n, ring.lane)
     if why:
@@ -128,7 +130,7 @@ def heuristic_config(ring: Ring, isa: str) -> BuildConfig:
         twist_products=cls.twist_products,
         product_chunks=cls.chunks_for(ring.base_degree, ring.lane),
         wide_sums=cls.has_wide_values(ring.lane),
-        coarse_reductions=ring.lane.bits == 16,
+        coarse_reductions=Arith(ring.q, ring.lane).coarse_usable,
     )
 
 

@@ -231,21 +231,41 @@ def z3_barrett_rounding(bits: int, k: int) -> bool:
     return _unsat(sv)
 
 
-def z3_barrett(a: tuple[int, int], out: tuple[int, int], arith: Arith) -> bool:
-    """Barrett reduction stays in ``out`` for every a in range: with t = floor((a*v + 2^(s-1))
-    / 2^s) (the exact estimate, see :func:`z3_barrett_rounding`), r = a - t*q; linear integer
-    arithmetic since v, q and s are constants."""
+def _z3_rounded_estimate(
+    a: tuple[int, int], out: tuple[int, int], q: int, v: int, shift: int
+) -> bool:
+    """r = a - t*q with t = floor((a*v + 2^(shift-1)) / 2^shift) stays in ``out`` for every a
+    in range: linear integer arithmetic, since v, q and the shift are constants."""
     z3 = _z3()
-    s = arith.lane.bits + arith.barrett_k
-    two_s = 1 << s
+    two_s = 1 << shift
     x, t = z3.Ints("x t")
     sv = z3.Solver()
     sv.add(a[0] <= x, x <= a[1])
-    num = x * arith.barrett_v + two_s // 2
+    num = x * v + two_s // 2
     sv.add(two_s * t <= num, num < two_s * (t + 1))
-    r = x - t * arith.q
+    r = x - t * q
     sv.add(z3.Or(r < out[0], r > out[1]))
-    return _unsat(sv) and z3_barrett_rounding(arith.lane.bits, arith.barrett_k)
+    return _unsat(sv)
+
+
+def z3_barrett(a: tuple[int, int], out: tuple[int, int], arith: Arith) -> bool:
+    """Barrett reduction stays in ``out`` for every a in range: t = floor((a*v + 2^(s-1)) /
+    2^s) is the exact estimate (see :func:`z3_barrett_rounding`), r = a - t*q."""
+    s = arith.lane.bits + arith.barrett_k
+    return _z3_rounded_estimate(a, out, arith.q, arith.barrett_v, s) and z3_barrett_rounding(
+        arith.lane.bits, arith.barrett_k
+    )
+
+
+def z3_barrett_coarse(a: tuple[int, int], out: tuple[int, int], arith: Arith) -> bool:
+    """The coarse reduction of a 32-bit lane stays in ``out`` for every a in range (t =
+    floor((a*v + 2^(shift-1)) / 2^shift), r = a - t*q), and a leaves room for the rounding
+    constant, so the lane computes t exactly."""
+    room = arith.coarse_room
+    if not -room <= a[0] <= a[1] <= room:
+        return False
+    v, shift = arith.barrett_coarse_v, arith.barrett_coarse_shift
+    return _z3_rounded_estimate(a, out, arith.q, v, shift)
 
 
 def z3_cond_add_q(a: tuple[int, int], out: tuple[int, int], arith: Arith) -> bool:
@@ -331,6 +351,9 @@ def prove(app: Application, arith: Arith) -> Proof:
         return _exhaustive_unary(app, arith)
     if kind == "barrett":
         return Proof(app, "z3 (bit-vectors)", z3_barrett(app.inputs[0], app.output, arith))
+    if kind == "barrett_coarse":
+        proof = z3_barrett_coarse(app.inputs[0], app.output, arith)
+        return Proof(app, "z3 (integers)", proof)
     if kind == "cond_add_q":
         return Proof(app, "z3 (bit-vectors)", z3_cond_add_q(app.inputs[0], app.output, arith))
     if kind.startswith("sra:"):

@@ -512,7 +512,14 @@ class BoundsInterp:
         )
 
     def barrett_coarse(self, a: Bound) -> Bound:
-        """Barrett reduction by one rounding high product."""
+        """Barrett reduction by a one-step estimate; the input must leave room for the
+        rounding constant (:attr:`~nttgen.plan.constants.Arith.coarse_room`)."""
+        room = self.arith.coarse_room
+        if a.magnitude > room:
+            raise BoundsError(
+                f"{self._where()}: barrett_coarse's rounding can overflow: its input lies in "
+                f"{a}, beyond +-{room}"
+            )
         return self._checked(
             "barrett_coarse",
             self._lanewise("barrett_coarse", lambda x: transfer.barrett_coarse(x, self.arith), a),

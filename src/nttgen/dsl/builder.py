@@ -457,13 +457,14 @@ class Builder:
         return self._op("barrett", (a,), hint)
 
     def barrett_coarse(self, a: Value, hint: str = "r") -> Value:
-        """Barrett reduction by one rounding high product (16-bit lanes only): congruent to
-        a, within a wider range than :meth:`barrett` gives (see
+        """Barrett reduction by a one-step estimate (a rounding high product of 16-bit lanes,
+        a rounding shift of 32-bit lanes where q lies near a power of two): congruent to a,
+        within a wider range than :meth:`barrett` gives (see
         :func:`~nttgen.dsl.semantics.barrett_coarse`)."""
-        if self.lane.bits != 16:
+        if not self.arith.coarse_usable:
             raise ValueError(
-                f"{self.fn.name}: barrett_coarse needs 16-bit lanes (its rounding high product "
-                f"is vpmulhrsw, sqrdmulh or vsmul); this program has {self.lane.bits}-bit lanes"
+                f"{self.fn.name}: barrett_coarse needs 16-bit lanes, or 32-bit lanes with q "
+                f"near a power of two; q = {self.arith.q} in {self.lane.bits}-bit lanes is not"
             )
         return self._op("barrett_coarse", (a,), hint)
 

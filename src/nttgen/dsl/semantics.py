@@ -147,14 +147,18 @@ def barrett(a: Array, lane: LaneType, q: int, v: int, k: int) -> Array:
     return a - t * np.int64(q)
 
 
-def barrett_coarse(a: Array, lane: LaneType, q: int, v: int) -> Array:
-    """Barrett reduction by one rounding high product: t = round(a*v / 2^(bits-1)), half up
-    (x86 vpmulhrsw, Arm sqrdmulh, RISC-V vsmul with round-to-nearest-up), r = a - t*q.
+def barrett_coarse(a: Array, lane: LaneType, q: int, v: int, shift: int) -> Array:
+    """Barrett reduction by a one-step estimate: t = round(a*v / 2^shift), half up, r = a -
+    t*q. With 16-bit lanes shift = 15 and v = round(2^15/q): one rounding high product (x86
+    vpmulhrsw, Arm sqrdmulh, RISC-V vsmul with round-to-nearest-up). With 32-bit lanes v = 1
+    and 2^shift a power of two near q: a rounding shift (x86 and C add 2^(shift-1) and shift,
+    Arm srshr, RISC-V vssra), exact where a + 2^(shift-1) fits the lane, which the analysis
+    requires (:attr:`~nttgen.plan.constants.Arith.coarse_room`).
 
-    With v = round(2^(bits-1)/q) the estimate of a/q is coarser than :func:`barrett`'s, so r
-    lies in a wider range around 0 (about 0.63q for q = 4591 at 16 bits); the analysis gives
+    The estimate of a/q is coarser than :func:`barrett`'s, so r lies in a wider range around
+    0 (about 0.63q for q = 4591 at 16 bits, 0.75q for ML-DSA's q at 32); the analysis gives
     the exact range. t*q is a low product and the subtraction wraps, as for barrett."""
-    t = round_shift(a * np.int64(v), lane.bits - 1)
+    t = round_shift(a * np.int64(v), shift)
     return a - t * np.int64(q)
 
 

@@ -132,7 +132,9 @@ def reduction_exact(kind: str, a: np.ndarray, arith: Arith) -> np.ndarray:
     if kind == "barrett":
         return semantics.barrett(a, arith.lane, arith.q, arith.barrett_v, arith.barrett_k)
     if kind == "barrett_coarse":
-        return semantics.barrett_coarse(a, arith.lane, arith.q, arith.barrett_coarse_v)
+        return semantics.barrett_coarse(
+            a, arith.lane, arith.q, arith.barrett_coarse_v, arith.barrett_coarse_shift
+        )
     raise ValueError(f"{kind} is not a reduction")
 
 
@@ -143,10 +145,40 @@ def _exhaustive_image(kind: str, lo: int, hi: int, q: int, bits: int) -> Range:
 
 
 def barrett_coarse(a: Range, arith: Arith) -> Range:
-    """Range of barrett_coarse(a), a 16-bit op: the exhaustive image of the range."""
-    if arith.lane.bits != 16:
-        raise ValueError(f"barrett_coarse is a 16-bit op, not {arith.lane.bits}-bit")
-    return _exhaustive_image("barrett_coarse", a[0], a[1], arith.q, 16)
+    """Range of barrett_coarse(a): the exhaustive image for 16-bit lanes, the exact image of
+    the rounding shift for 32-bit lanes (:func:`coarse_shift_image`)."""
+    if arith.lane.bits == 16:
+        return _exhaustive_image("barrett_coarse", a[0], a[1], arith.q, 16)
+    return coarse_shift_image(a, arith.q, arith.barrett_coarse_shift)
+
+
+def coarse_shift_image(a: Range, q: int, shift: int) -> Range:
+    """The exact image of r = x - t*q, t = floor((x + 2^(shift-1)) / 2^shift), over x in a.
+
+    t steps by one every 2^shift values of x, and within one step r rises with x: so the
+    smallest r is at the first x of some step (or at a[0]), the largest at its last x (or at
+    a[1]). Over the whole steps (t0 < t < t1) those ends move by 2^shift - q a step, so only
+    the two outermost whole steps can hold an extreme."""
+    lo, hi = a
+    h, w = 1 << (shift - 1), 1 << shift
+
+    def quotient(x: int) -> int:
+        return (x + h) >> shift
+
+    def r(x: int) -> int:
+        return x - quotient(x) * q
+
+    t0, t1 = quotient(lo), quotient(hi)
+    if t0 == t1:
+        return r(lo), r(hi)
+    firsts = [r(lo)]
+    lasts = [r(hi), r(t0 * w + h - 1)]
+    if t1 - t0 > 1:
+        for t in (t0 + 1, t1 - 1):
+            firsts.append(t * w - h - t * q)
+            lasts.append(t * w + h - 1 - t * q)
+    firsts.append(t1 * w - h - t1 * q)
+    return min(firsts), max(lasts)
 
 
 def barrett_analytic(a: Range, arith: Arith) -> Range:

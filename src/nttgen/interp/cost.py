@@ -124,7 +124,8 @@ OP_WEIGHTS: dict[str, tuple[int, int]] = {
     "montmul_twist": (3, 1),
     "shoupmul": (3, 1),
     "barrett": (2, 2),
-    # vpmulhrsw, vpmullw, vpsubw
+    # vpmulhrsw, vpmullw, vpsubw (32-bit lanes: vpaddd, vpsrad, vpmulld, vpsubd, where barrett
+    # takes a high product of two vpmuldq: cheaper either way, which is all the ranking reads)
     "barrett_coarse": (2, 1),
     "cond_add_q": (0, 3),
     "shuffle": (0, 4),

@@ -318,7 +318,9 @@ class Evaluator:
     def barrett_coarse(self, a: Array) -> Array:
         """Barrett reduction by one rounding high product."""
         ar = self.arith
-        exact = semantics.barrett_coarse(self._align(a), self.lane, ar.q, ar.barrett_coarse_v)
+        exact = semantics.barrett_coarse(
+            self._align(a), self.lane, ar.q, ar.barrett_coarse_v, ar.barrett_coarse_shift
+        )
         return self._finish("barrett_coarse", exact)
 
     def cond_add_q(self, a: Array) -> Array:

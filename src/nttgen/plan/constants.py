@@ -80,10 +80,44 @@ class Arith:
 
     @property
     def barrett_coarse_v(self) -> int:
-        """round(2^(bits-1) / q): the multiplier of the one-product Barrett reduction
-        (``barrett_coarse``), at least 1 since q < beta/2."""
+        """The multiplier of the one-step Barrett reduction (``barrett_coarse``: t =
+        round(a*v / 2^shift)): with 16-bit lanes round(2^15 / q), at least 1 since q < beta/2
+        (a rounding high product); with 32-bit lanes 1 (a rounding shift, see
+        :attr:`barrett_coarse_shift`)."""
+        if self.lane.bits != 16:
+            return 1
         s = self.lane.bits - 1
         return ((1 << s) + self.q // 2) // self.q
+
+    @property
+    def barrett_coarse_shift(self) -> int:
+        """The shift of ``barrett_coarse``'s estimate: bits - 1 for 16-bit lanes (the rounding
+        high product's); for 32-bit lanes c with 2^c the power of two nearest q in the sense
+        that matters, the smaller worst result over the lane (no ISA here has a rounding high
+        product of 32-bit lanes on x86, so the estimate is round(a / 2^c))."""
+        if self.lane.bits == 16:
+            return 15
+        c = (self.q - 1).bit_length()
+        return min((c - 1, c), key=lambda s: _coarse_worst(self.q, s, self.lane.max))
+
+    @property
+    def coarse_room(self) -> int:
+        """The largest |a| ``barrett_coarse`` takes: all of a 16-bit lane; with 32-bit lanes
+        as much as leaves room to add the rounding constant 2^(shift-1) (x86 and the portable
+        C add it before shifting)."""
+        if self.lane.bits == 16:
+            return self.lane.beta // 2
+        return self.lane.max - (1 << (self.barrett_coarse_shift - 1))
+
+    @property
+    def coarse_usable(self) -> bool:
+        """Whether ``barrett_coarse`` is a reduction for this q: always with 16-bit lanes;
+        with 32-bit lanes where q lies close enough to 2^shift that every a within
+        :attr:`coarse_room` comes back within (-q, q) (ML-DSA's q = 2^23 - 2^13 + 1: within
+        0.75q)."""
+        if self.lane.bits == 16:
+            return True
+        return _coarse_worst(self.q, self.barrett_coarse_shift, self.coarse_room) < self.q
 
     def twisted(self, c: int) -> tuple[int, int]:
         """The pair that multiplies by c (mod q) under ``const_mul``: for Montgomery products
@@ -141,3 +175,10 @@ class Arith:
             "barrett_v": self.barrett_v,
             "barrett_shift": self.lane.bits + self.barrett_k,
         }
+
+
+def _coarse_worst(q: int, shift: int, room: int) -> int:
+    """The largest |a - round(a / 2^shift)*q| over |a| <= room: the rounding leaves
+    2^(shift-1), and each unit of the quotient adds |2^shift - q|."""
+    t = (room + (1 << (shift - 1))) >> shift
+    return (1 << (shift - 1)) + t * abs((1 << shift) - q)

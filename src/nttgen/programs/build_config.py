@@ -54,7 +54,8 @@ class BuildConfig:
     (:data:`GCC_SCHED_PRESSURE`, :data:`GCC_NO_PREDICTIVE_COMMONING`; see
     :func:`nttgen.emit.c_macros.gcc_options`; other compilers ignore them); ``coarse_reductions``
     lets the generator build each transform and product also with the lazy policy's coarse
-    reductions (``barrett_coarse``, 16-bit lanes) and keep the cheaper of the two (see
+    reductions (``barrett_coarse``: 16-bit lanes, and 32-bit lanes with q near a power of two)
+    and keep the cheaper of the two (see
     :mod:`nttgen.programs.reduction_choice`)."""
 
     lanes: int = 1

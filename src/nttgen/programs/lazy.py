@@ -45,8 +45,15 @@ class Reducer:
         return [self.within(x, self.S.lane.wide.max // (n * worst)) for x in xs]
 
     def _may_coarsen(self, x: Value) -> bool:
-        """Whether :meth:`reduce` takes ``barrett_coarse`` for x."""
-        return self.S.coarse_reductions and x.id not in self.coarsely_reduced
+        """Whether :meth:`reduce` takes ``barrett_coarse`` for x: where the builder allows it,
+        the prime has one, x is not its result already and x leaves room for its rounding."""
+        S = self.S
+        return (
+            S.coarse_reductions
+            and S.arith.coarse_usable
+            and x.id not in self.coarsely_reduced
+            and S.bound(x).magnitude <= S.arith.coarse_room
+        )
 
     def _coarse_fits(self, x: Value, target: tuple[int, int]) -> bool:
         """Whether ``reduce`` would take the coarse reduction for x and its result would lie

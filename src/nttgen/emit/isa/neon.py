@@ -258,6 +258,27 @@ class Neon(HelperCalls, Isa):
     def _decl(self, name: str, value: C.Expr) -> C.Stmt:
         return C.Decl(self.vtype, name, value, const=True)
 
+    def _coarse_helper(self) -> C.FuncDef:
+        """``barrett_coarse``: t by one rounding step (16-bit lanes: sqrdmulh by v; 32-bit
+        lanes: srshr by the shift, exact for every lane value), then a - t*q by mls."""
+        ar, bits = self.arith, self.lane.bits
+        a, v, c = C.Name("a"), ar.barrett_coarse_v, ar.barrett_coarse_shift
+        if bits == 16:
+            t = self._q("qrdmulh", a, self._dup(v))
+            how = f"one rounding high product: t = round(a*{v} / 2^{c}) by sqrdmulh,"
+        else:
+            t = self._q("rshr_n", a, C.Int(c))
+            how = f"one rounding shift: t = round(a / 2^{c}) by srshr (2^{c} near q),"
+        return self._fn(
+            "barrett_coarse",
+            ("a",),
+            [self._decl("t", t), C.Return(self._q("mls", a, C.Name("t"), self._dup(ar.q)))],
+            (
+                "Barrett reduction by " + how,
+                "then a - t*q by mls: congruent to a, in a wider range than barrett.",
+            ),
+        )
+
     def montmul_twist(self, a: C.Expr, b: C.Expr, bq: C.Expr) -> C.Expr:  # type: ignore[override]
         """Its own helper: montmul's halving subtraction is exact only for a true twist."""
         return C.Call(self.helper("montmul_twist"), (a, b, bq))
@@ -350,19 +371,7 @@ class Neon(HelperCalls, Isa):
                     "of the doubled high product (the same integer), then a - t*q by mls.",
                 ),
             ),
-            self._fn(
-                "barrett_coarse",
-                ("a",),
-                [
-                    self._decl("t", self._q("qrdmulh", a, self._dup(self.arith.barrett_coarse_v))),
-                    C.Return(self._q("mls", a, n("t"), self._dup(q))),
-                ],
-                (
-                    "Barrett reduction by one rounding high product: t = round(a*"
-                    f"{self.arith.barrett_coarse_v} / 2^{bits - 1}) by sqrdmulh,",
-                    "then a - t*q by mls: congruent to a, in a wider range than barrett.",
-                ),
-            ),
+            self._coarse_helper(),
             self._fn(
                 "mulhi",
                 ("a", "b"),

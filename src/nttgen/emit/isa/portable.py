@@ -50,6 +50,35 @@ class PortableC(HelperCalls, Isa):
     def _wide(self, e: C.Expr) -> C.Expr:
         return C.Cast(self._w, e)
 
+    def _coarse_helper(self) -> C.FuncDef:
+        """``barrett_coarse`` in the wide type: t = round(a*v / 2^c), a - t*q (16-bit lanes:
+        as vpmulhrsw; 32-bit lanes: v = 1, a rounding shift)."""
+        a, q = C.Name("a"), self.arith.q
+        cv, c = self.arith.barrett_coarse_v, self.arith.barrett_coarse_shift
+        scaled = self._wide(a) if cv == 1 else C.Bin("*", self._wide(a), C.Int(cv))
+        t = C.Bin(">>", C.Bin("+", scaled, C.Int(1 << (c - 1))), C.Int(c))
+        if cv == 1:
+            doc = (
+                "Barrett reduction by one rounding shift:",
+                f"t = round(a / 2^{c}) (2^{c} near q); returns a - t*q,",
+            )
+        else:
+            doc = (
+                "Barrett reduction by one rounding high product (as vpmulhrsw):",
+                f"t = round(a*{cv} / 2^{c}), {cv} = round(2^{c}/q); returns a - t*q,",
+            )
+        return C.FuncDef(
+            self._t,
+            self.helper("barrett_coarse"),
+            (C.Param(self._t, "a"),),
+            (
+                C.Decl(self._w, "t", t, const=True),
+                C.Return(C.Cast(self._t, C.Bin("-", a, C.Bin("*", C.Name("t"), C.Int(q))))),
+            ),
+            storage="static inline",
+            doc=(*doc, "congruent to a, in a wider range than barrett's."),
+        )
+
     def _lo(self, a: C.Expr, b: C.Expr) -> C.Expr:
         """The low half of a*b as a signed lane value (wraps by intent)."""
         if self.lane.bits == 16:
@@ -184,34 +213,8 @@ class PortableC(HelperCalls, Isa):
                 ),
             )
         )
-        if bits == 16:
-            cv = self.arith.barrett_coarse_v
-            fns.append(
-                C.FuncDef(
-                    t,
-                    self.helper("barrett_coarse"),
-                    (C.Param(t, "a"),),
-                    (
-                        C.Decl(
-                            w,
-                            "t",
-                            C.Bin(
-                                ">>",
-                                C.Bin("+", C.Bin("*", self._wide(a), C.Int(cv)), C.Int(1 << 14)),
-                                C.Int(15),
-                            ),
-                            const=True,
-                        ),
-                        C.Return(C.Cast(t, C.Bin("-", a, C.Bin("*", C.Name("t"), C.Int(q))))),
-                    ),
-                    storage="static inline",
-                    doc=(
-                        "Barrett reduction by one rounding high product (as vpmulhrsw):",
-                        f"t = round(a*{cv} / 2^15), {cv} = round(2^15/q); returns a - t*q,",
-                        "congruent to a, in a wider range than barrett's.",
-                    ),
-                )
-            )
+        if self.arith.coarse_usable:
+            fns.append(self._coarse_helper())
         fns.append(
             C.FuncDef(
                 t,

@@ -355,29 +355,7 @@ class RvvOps(HelperCalls, Isa):
                     "then a - t*q by vnmsac.",
                 ),
             ),
-            self._fn(
-                "barrett_coarse",
-                ("a",),
-                [
-                    self._decl(
-                        "t",
-                        self._h(
-                            "vsmul",
-                            "vx",
-                            a,
-                            C.Int(self.arith.barrett_coarse_v),
-                            C.Name("__RISCV_VXRM_RNU"),
-                        ),
-                    ),
-                    C.Return(self._h("vnmsac", "vx", a, C.Int(q), n("t"))),
-                ],
-                (
-                    "Barrett reduction by one rounding high product: t = round(a*"
-                    f"{self.arith.barrett_coarse_v} / 2^{bits - 1}) by vsmul",
-                    "with round-to-nearest-up, then a - t*q by vnmsac: congruent to a, in a "
-                    "wider range than barrett.",
-                ),
-            ),
+            self._coarse_helper(),
             self._fn(
                 "cond_add_q",
                 ("a",),
@@ -408,6 +386,30 @@ class RvvOps(HelperCalls, Isa):
     def barrett(self, a: C.Expr) -> C.Expr:
         """Barrett reduction."""
         return call(self.helper("barrett"), a, self.vl_expr)
+
+    def _coarse_helper(self) -> C.FuncDef:
+        """``barrett_coarse``: t by one rounding step with round-to-nearest-up (16-bit lanes:
+        vsmul by v; 32-bit lanes: vssra by the shift, exact for every lane value), then a -
+        t*q by vnmsac."""
+        ar, bits = self.arith, self.lane.bits
+        a, v, c = C.Name("a"), ar.barrett_coarse_v, ar.barrett_coarse_shift
+        rnu = C.Name("__RISCV_VXRM_RNU")
+        if bits == 16:
+            t = self._h("vsmul", "vx", a, C.Int(v), rnu)
+            how = f"one rounding high product: t = round(a*{v} / 2^{c}) by vsmul"
+        else:
+            t = self._h("vssra", "vx", a, C.Int(c), rnu)
+            how = f"one rounding shift: t = round(a / 2^{c}) by vssra (2^{c} near q)"
+        return self._fn(
+            "barrett_coarse",
+            ("a",),
+            [self._decl("t", t), C.Return(self._h("vnmsac", "vx", a, C.Int(ar.q), C.Name("t")))],
+            (
+                "Barrett reduction by " + how,
+                "with round-to-nearest-up, then a - t*q by vnmsac: congruent to a, in a "
+                "wider range than barrett.",
+            ),
+        )
 
     def barrett_coarse(self, a: C.Expr) -> C.Expr:
         """Barrett reduction by one rounding high product."""

@@ -19,6 +19,7 @@ from ...plan.constants import ConstMul
 from ...plan.layout import MoveCosts
 from .. import c_ast as C
 from .base import HelperCalls, Isa
+from .x86_moves import X86Moves
 from .x86_pairs import X86PairSums
 from .x86_wide import X86Wide
 
@@ -28,7 +29,7 @@ def call(name: str, *args: C.Expr) -> C.Expr:
     return C.Call(name, args)
 
 
-class X86Simd(X86Wide, X86PairSums, HelperCalls, Isa):
+class X86Simd(X86Wide, X86PairSums, X86Moves, HelperCalls, Isa):
     """Shared templates of the x86 SIMD backends; subclasses set ``width`` and the blend."""
 
     op_groups = frozenset({PAIR_SUMS})  # vpmaddwd: pair sums of adjacent 16-bit lanes
@@ -210,7 +211,8 @@ class X86Simd(X86Wide, X86PairSums, HelperCalls, Isa):
             wide += self._pair_helpers()
             return [*keep, *self._helpers16(), *wide, *self._cond_add_helper(), *moves]
         arith = self._helpers32()
-        return keep + arith[:-1] + self._cond_add_helper() + moves + arith[-1:] + wide
+        coarse = [self._coarse32()] if self.arith.coarse_usable else []
+        return keep + arith[:-1] + self._cond_add_helper() + moves + arith[-1:] + coarse + wide
 
     def _cond_add_helper(self) -> list[C.Top]:
         a, mask = C.Name("a"), C.Name("mask")
@@ -227,89 +229,6 @@ class X86Simd(X86Wide, X86PairSums, HelperCalls, Isa):
                 ("Adds q to the lanes that are negative, from the sign mask (no branch).",),
             )
         ]
-
-    def _interleave_helpers(self) -> list[C.Top]:
-        """Interleaves at 16- and 32-bit granularity: a 32/64-bit shift and a blend per output."""
-        a, b = C.Name("a"), C.Name("b")
-        fns: list[C.Top] = []
-        for width in (16, 32):
-            if width < self.lane.bits:
-                continue
-            shift = f"epi{2 * width}"
-            lo = self.blend_odd(a, self._i("slli", b, C.Int(width), e=shift), width)
-            hi = self.blend_odd(self._i("srli", a, C.Int(width), e=shift), b, width)
-            doc = f"blocks of a and b, interleaved at {width}-bit granularity."
-            fns.append(self._fn(f"ilv{width}_lo", ("a", "b"), [C.Return(lo)], ("Even " + doc,)))
-            fns.append(self._fn(f"ilv{width}_hi", ("a", "b"), [C.Return(hi)], ("Odd " + doc,)))
-        return fns
-
-    def _unzip_helpers(self) -> list[C.Top]:
-        """De-interleaves inside 128-bit groups (the inverse of ``vpunpck{l,h}{wd,dq}``): 32-bit
-        elements by ``vshufps`` (even then odd elements of both inputs); 16-bit elements by a
-        byte shuffle per input that moves its even elements to the low 64 bits of each group,
-        then ``vpunpck{l,h}qdq``."""
-        a, b = C.Name("a"), C.Name("b")
-        p = self._p
-        fns: list[C.Top] = []
-        cast_ps = lambda x: call(f"{p}_castsi{self.width}_ps", x)  # noqa: E731
-        ftype = f"__m{self.width}"
-        for half, imm in (("lo", 0x88), ("hi", 0xDD)):
-            body = [
-                C.Decl(ftype, "fa", cast_ps(a), const=True),
-                C.Decl(ftype, "fb", cast_ps(b), const=True),
-                C.Return(
-                    call(
-                        f"{p}_castps_si{self.width}",
-                        call(f"{p}_shuffle_ps", C.Name("fa"), C.Name("fb"), C.Int(imm)),
-                    )
-                ),
-            ]
-            which = "Even" if half == "lo" else "Odd"
-            doc = f"{which} 32-bit elements of a then of b, per 128-bit group (vshufps)."
-            fns.append(self._fn(f"unzip32_{half}", ("a", "b"), body, (doc,)))
-        # bytes of one 128-bit group: even 16-bit elements first, then the odd ones
-        order = [0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15]
-        doc = (
-            "The even 16-bit elements of each 128-bit group, then the odd ones (vpshufb):",
-            "vpunpck{l,h}qdq of two such vectors de-interleaves them.",
-        )
-        fns.append(self._byte_shuffle("evens_first16", order, doc))
-        return fns
-
-    def _byte_shuffle(self, name: str, order: list[int], doc: tuple[str, ...]) -> C.FuncDef:
-        """A helper of one ``vpshufb`` that puts byte ``order[i]`` of each 128-bit group at
-        byte i (the control bytes as two 64-bit halves, lo and hi, repeated per group)."""
-        words = [sum(order[8 * k + j] << (8 * j) for j in range(8)) for k in (0, 1)]
-        reps = self.width // 128
-        set64 = "_mm256_setr_epi64x" if self.width == 256 else "_mm512_setr_epi64"
-        mask = call(set64, *(C.Name(h) for h in ("lo", "hi") * reps))
-        body: list[C.Stmt] = [
-            C.Decl("int64_t", h, C.Name(f"0x{w:016x}"), const=True)
-            for h, w in zip(("lo", "hi"), words, strict=True)
-        ]
-        body.append(C.Return(call(f"{self._p}_shuffle_epi8", C.Name("a"), mask)))
-        return self._fn(name, ("a",), body, doc)
-
-    def zip(self, a: C.Expr, b: C.Expr, *, w: int, g: int, inverse: int) -> tuple[C.Expr, C.Expr]:
-        """Interleave (``vpunpck{l,h}``) or de-interleave elements of 2^w lanes inside the
-        128-bit groups (see :meth:`_unzip_helpers`)."""
-        elem = self.lane.bits << w
-        if (1 << g) * self.lane.bits != 128 or elem not in (16, 32, 64):
-            raise ValueError(f"no x86 zip of {elem}-bit elements in groups of {1 << g} lanes")
-        if not inverse or elem == 64:  # 64-bit elements: the interleave is its own inverse
-            return (
-                self._i("unpacklo", a, b, e=f"epi{elem}"),
-                self._i("unpackhi", a, b, e=f"epi{elem}"),
-            )
-        if elem == 32:
-            return self._helper_pair("unzip32", a, b)
-        # the byte shuffles are written out here, not in two helpers, so that the compiler
-        # shares them between the two outputs
-        ea, eb = (call(self.helper("evens_first16"), x) for x in (a, b))
-        return (
-            self._i("unpacklo", ea, eb, e="epi64"),
-            self._i("unpackhi", ea, eb, e="epi64"),
-        )
 
     def barrett_sum(self, a: C.Expr, b: C.Expr) -> C.Expr | None:
         """``barrett_add(a, b)`` for 16-bit lanes (see :meth:`_helpers16`)."""
@@ -543,6 +462,27 @@ class X86Simd(X86Wide, X86PairSums, HelperCalls, Isa):
                 ("Signed Barrett reduction: t = (hi(a*v) + 2^(k-1)) >> k, then a - t*q.",),
             ),
         ]
+
+    def _coarse32(self) -> C.FuncDef:
+        """``barrett_coarse`` of 32-bit lanes: t = (a + 2^(c-1)) >> c, the rounding shift (x86
+        has no rounding high product of 32-bit lanes), then a - t*q."""
+        c, n = self.arith.barrett_coarse_shift, C.Name
+        body = [
+            self._decl(
+                "t", self._i("srai", self._i("add", n("a"), self._set1(1 << (c - 1))), C.Int(c))
+            ),
+            self._decl("qv", self._factor(self.arith.q)),
+            C.Return(self._i("sub", n("a"), self._i("mullo", n("t"), n("qv")))),
+        ]
+        return self._fn(
+            "barrett_coarse",
+            ("a",),
+            body,
+            (
+                f"Barrett reduction by one rounding shift: t = (a + 2^{c - 1}) >> {c} (2^{c} near",
+                "q), then a - t*q: congruent to a, in a wider range than barrett.",
+            ),
+        )
 
     # ----------------------------------------------------------------- vocabulary
     def const(self, *, value: int) -> C.Expr:
