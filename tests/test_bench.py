@@ -33,6 +33,10 @@ def test_bench_ring_measures_every_op() -> None:
         "basemul_acc_cached k=3",
         "basemul_acc_cached k=5",
         "polymul",
+        "ntt_vec k=3",
+        "ntt_vec k=5",
+        "intt_vec k=3",
+        "intt_vec k=5",
     ]
     assert all(r.median > 0 and r.q1 <= r.median <= r.q3 for r in res)
     # every sample of the three processes, the figures theirs
@@ -385,7 +389,9 @@ def test_bench_with_no_arguments_times_every_preset(
 OP_CASES = [
     (["mlkem"], [], {"mlkem": ["ntt", "intt", "basemul_acc", "basemul_acc_cached", "polymul"]}),
     (["mlkem"], ["all"], {"mlkem": ["ntt", "intt", "basemul", "basemul_acc",
-                                          "basemul_acc_cached", "polymul"]}),
+                                          "basemul_acc_cached", "polymul", "ntt_vec",
+                                          "intt_vec"]}),
+    (["mlkem"], ["ntt_vec"], {"mlkem": ["ntt_vec"]}),
     (["mlkem"], ["ntt"], {"mlkem": ["ntt"]}),
     (["mlkem"], ["polymul", "polymul_small"], {"mlkem": ["polymul"]}),
     (["mlkem"], ["polymul_small"], None),

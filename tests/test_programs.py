@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from conftest import ALL_RINGS, ring_id, ring_isa_cases
+from nttgen.dsl.ir import ScalarParam
 from nttgen.emit import c_ast as C
 from nttgen.generate import kernel_set
 from nttgen.interp.bounds import analyse
@@ -73,7 +74,7 @@ def test_contract_extremes_do_not_overflow(ring) -> None:  # type: ignore[no-unt
     ks = kernel_set(ring, "c")
     rng = np.random.default_rng(3)
     for fn in ks.functions.values():
-        scalars = {"k": 4} if fn.name.startswith("basemul_acc") else {}
+        scalars = {p.name: 4 for p in fn.params if isinstance(p, ScalarParam)}
         inputs = {}
         for buf in fn.buffers:
             if buf.role not in ("in", "inout"):

@@ -11,10 +11,10 @@
  *         the policy below does not skip, and keeps it; nttgen_kyber_r1_use_isa forces one for
  *         every group.
  * Groups: ntt, basemul, basemul_acc, basemul_cache, basemul_acc_cached, intt, to_standard,
- *         from_standard share one ISA (data in the NTT domain is in the native order of the
- *         ISA that wrote it); reduce, reduce_centred, reduce_partial, tomont, frommont,
- *         polymul are each chosen alone. nttgen_kyber_r1_isa() names the ISA of the NTT-domain
- *         operations.
+ *         from_standard, ntt_vec, intt_vec share one ISA (data in the NTT domain is in the
+ *         native order of the ISA that wrote it); reduce, reduce_centred, reduce_partial,
+ *         tomont, frommont, polymul are each chosen alone. nttgen_kyber_r1_isa() names the ISA
+ *         of the NTT-domain operations.
  * Policy: no measurement of nttgen bench shows an ISA here slower than a narrower one (nttgen
  *         generate --policy takes other measurements).
  * Threads: the choice is published with an atomic release store and read with
@@ -128,6 +128,8 @@ typedef struct {
     void (*to_standard)(int16_t a[256]);
     void (*from_standard)(int16_t a[256]);
     void (*polymul)(int16_t r[256], const int16_t a[256], const int16_t b[256]);
+    void (*ntt_vec)(int16_t *a, size_t k);
+    void (*intt_vec)(int16_t *a, size_t k);
 } nttgen_kyber_r1_impl;
 
 /* Every ISA compiled in, best first (the portable C last). */
@@ -139,7 +141,8 @@ static const nttgen_kyber_r1_impl nttgen_kyber_r1_impls[] = {
      nttgen_kyber_r1_avx512_reduce, nttgen_kyber_r1_avx512_reduce_centred,
      nttgen_kyber_r1_avx512_reduce_partial, nttgen_kyber_r1_avx512_tomont,
      nttgen_kyber_r1_avx512_frommont, nttgen_kyber_r1_avx512_to_standard,
-     nttgen_kyber_r1_avx512_from_standard, nttgen_kyber_r1_avx512_polymul},
+     nttgen_kyber_r1_avx512_from_standard, nttgen_kyber_r1_avx512_polymul,
+     nttgen_kyber_r1_avx512_ntt_vec, nttgen_kyber_r1_avx512_intt_vec},
 #endif
 #ifdef NTTGEN_KYBER_R1_HAVE_RVV256
     {"rvv256", nttgen_kyber_r1_rvv256_ntt, nttgen_kyber_r1_rvv256_basemul,
@@ -148,7 +151,8 @@ static const nttgen_kyber_r1_impl nttgen_kyber_r1_impls[] = {
      nttgen_kyber_r1_rvv256_reduce, nttgen_kyber_r1_rvv256_reduce_centred,
      nttgen_kyber_r1_rvv256_reduce_partial, nttgen_kyber_r1_rvv256_tomont,
      nttgen_kyber_r1_rvv256_frommont, nttgen_kyber_r1_rvv256_to_standard,
-     nttgen_kyber_r1_rvv256_from_standard, nttgen_kyber_r1_rvv256_polymul},
+     nttgen_kyber_r1_rvv256_from_standard, nttgen_kyber_r1_rvv256_polymul,
+     nttgen_kyber_r1_rvv256_ntt_vec, nttgen_kyber_r1_rvv256_intt_vec},
 #endif
 #ifdef NTTGEN_KYBER_R1_HAVE_AVX2
     {"avx2", nttgen_kyber_r1_avx2_ntt, nttgen_kyber_r1_avx2_basemul,
@@ -157,7 +161,8 @@ static const nttgen_kyber_r1_impl nttgen_kyber_r1_impls[] = {
      nttgen_kyber_r1_avx2_reduce, nttgen_kyber_r1_avx2_reduce_centred,
      nttgen_kyber_r1_avx2_reduce_partial, nttgen_kyber_r1_avx2_tomont,
      nttgen_kyber_r1_avx2_frommont, nttgen_kyber_r1_avx2_to_standard,
-     nttgen_kyber_r1_avx2_from_standard, nttgen_kyber_r1_avx2_polymul},
+     nttgen_kyber_r1_avx2_from_standard, nttgen_kyber_r1_avx2_polymul, nttgen_kyber_r1_avx2_ntt_vec,
+     nttgen_kyber_r1_avx2_intt_vec},
 #endif
 #ifdef NTTGEN_KYBER_R1_HAVE_RVV128
     {"rvv128", nttgen_kyber_r1_rvv128_ntt, nttgen_kyber_r1_rvv128_basemul,
@@ -166,7 +171,8 @@ static const nttgen_kyber_r1_impl nttgen_kyber_r1_impls[] = {
      nttgen_kyber_r1_rvv128_reduce, nttgen_kyber_r1_rvv128_reduce_centred,
      nttgen_kyber_r1_rvv128_reduce_partial, nttgen_kyber_r1_rvv128_tomont,
      nttgen_kyber_r1_rvv128_frommont, nttgen_kyber_r1_rvv128_to_standard,
-     nttgen_kyber_r1_rvv128_from_standard, nttgen_kyber_r1_rvv128_polymul},
+     nttgen_kyber_r1_rvv128_from_standard, nttgen_kyber_r1_rvv128_polymul,
+     nttgen_kyber_r1_rvv128_ntt_vec, nttgen_kyber_r1_rvv128_intt_vec},
 #endif
 #ifdef NTTGEN_KYBER_R1_HAVE_NEON
     {"neon", nttgen_kyber_r1_neon_ntt, nttgen_kyber_r1_neon_basemul,
@@ -175,19 +181,22 @@ static const nttgen_kyber_r1_impl nttgen_kyber_r1_impls[] = {
      nttgen_kyber_r1_neon_reduce, nttgen_kyber_r1_neon_reduce_centred,
      nttgen_kyber_r1_neon_reduce_partial, nttgen_kyber_r1_neon_tomont,
      nttgen_kyber_r1_neon_frommont, nttgen_kyber_r1_neon_to_standard,
-     nttgen_kyber_r1_neon_from_standard, nttgen_kyber_r1_neon_polymul},
+     nttgen_kyber_r1_neon_from_standard, nttgen_kyber_r1_neon_polymul, nttgen_kyber_r1_neon_ntt_vec,
+     nttgen_kyber_r1_neon_intt_vec},
 #endif
 #ifdef NTTGEN_KYBER_R1_HAVE_RVV
     {"rvv", nttgen_kyber_r1_rvv_ntt, nttgen_kyber_r1_rvv_basemul, nttgen_kyber_r1_rvv_basemul_acc,
      nttgen_kyber_r1_rvv_basemul_cache, nttgen_kyber_r1_rvv_basemul_acc_cached,
      nttgen_kyber_r1_rvv_intt, nttgen_kyber_r1_rvv_reduce, nttgen_kyber_r1_rvv_reduce_centred,
      nttgen_kyber_r1_rvv_reduce_partial, nttgen_kyber_r1_rvv_tomont, nttgen_kyber_r1_rvv_frommont,
-     NULL, NULL, nttgen_kyber_r1_rvv_polymul},
+     NULL, NULL, nttgen_kyber_r1_rvv_polymul, nttgen_kyber_r1_rvv_ntt_vec,
+     nttgen_kyber_r1_rvv_intt_vec},
 #endif
     {"c", nttgen_kyber_r1_c_ntt, nttgen_kyber_r1_c_basemul, nttgen_kyber_r1_c_basemul_acc,
      nttgen_kyber_r1_c_basemul_cache, nttgen_kyber_r1_c_basemul_acc_cached, nttgen_kyber_r1_c_intt,
      nttgen_kyber_r1_c_reduce, nttgen_kyber_r1_c_reduce_centred, nttgen_kyber_r1_c_reduce_partial,
-     nttgen_kyber_r1_c_tomont, nttgen_kyber_r1_c_frommont, NULL, NULL, nttgen_kyber_r1_c_polymul},
+     nttgen_kyber_r1_c_tomont, nttgen_kyber_r1_c_frommont, NULL, NULL, nttgen_kyber_r1_c_polymul,
+     nttgen_kyber_r1_c_ntt_vec, nttgen_kyber_r1_c_intt_vec},
 };
 static const size_t nttgen_kyber_r1_isas =
     sizeof(nttgen_kyber_r1_impls) / sizeof(nttgen_kyber_r1_impls[0]);
@@ -333,7 +342,8 @@ const char *nttgen_kyber_r1_isa_of(const char *op) {
     if (nttgen_kyber_r1_same(op, "ntt") || nttgen_kyber_r1_same(op, "basemul") ||
         nttgen_kyber_r1_same(op, "basemul_acc") || nttgen_kyber_r1_same(op, "basemul_cache") ||
         nttgen_kyber_r1_same(op, "basemul_acc_cached") || nttgen_kyber_r1_same(op, "intt") ||
-        nttgen_kyber_r1_same(op, "to_standard") || nttgen_kyber_r1_same(op, "from_standard")) {
+        nttgen_kyber_r1_same(op, "to_standard") || nttgen_kyber_r1_same(op, "from_standard") ||
+        nttgen_kyber_r1_same(op, "ntt_vec") || nttgen_kyber_r1_same(op, "intt_vec")) {
         return nttgen_kyber_r1_pick(0)->name;
     }
     if (nttgen_kyber_r1_same(op, "reduce")) {
@@ -445,4 +455,12 @@ void nttgen_kyber_r1_from_standard(int16_t a[256]) {
 
 void nttgen_kyber_r1_polymul(int16_t r[256], const int16_t a[256], const int16_t b[256]) {
     nttgen_kyber_r1_pick(6)->polymul(r, a, b);
+}
+
+void nttgen_kyber_r1_ntt_vec(int16_t *a, size_t k) {
+    nttgen_kyber_r1_pick(0)->ntt_vec(a, k);
+}
+
+void nttgen_kyber_r1_intt_vec(int16_t *a, size_t k) {
+    nttgen_kyber_r1_pick(0)->intt_vec(a, k);
 }

@@ -75,6 +75,16 @@
  *       ops: load 320, store 48, add 192, sub 192, montmul 200, montmul_var 16, barrett 8,
  *         barrett_coarse 16, cond_add_q 16, shuffle 72, zip 24
  *       coefficient reductions: 384
+ *   nttgen_kyber_r1_avx2_ntt_vec: forward NTT of k >= 1 polynomials stored one after another, in
+ *     place
+ *       a in [-7680, 7680] -> a in [-18058, 18058]
+ *       ops: load 126, store 32, add 64, sub 64, montmul 64, barrett 8, shuffle 24, zip 8
+ *       coefficient reductions: 128
+ *   nttgen_kyber_r1_avx2_intt_vec: inverse NTT times beta of k >= 1 polynomials stored one after
+ *     another, in place
+ *       a in [-9073, 9073] -> a in [-5505, 5505]
+ *       ops: load 100, store 32, add 64, sub 64, montmul 72, barrett_coarse 8, shuffle 24, zip 8
+ *       coefficient reductions: 128
  */
 #ifndef NTTGEN_KYBER_R1_AVX2_H
 #define NTTGEN_KYBER_R1_AVX2_H
@@ -245,6 +255,28 @@ void nttgen_kyber_r1_avx2_from_standard(int16_t a[256]);
  *   barrett_coarse 16, cond_add_q 16, shuffle 72, zip 24
  */
 void nttgen_kyber_r1_avx2_polymul(int16_t r[256], const int16_t a[256], const int16_t b[256]);
+
+/*
+ * forward NTT of k >= 1 polynomials stored one after another, in place
+ *
+ * Input:  a: k polynomials, coefficients in the standard order
+ * Output: a: k polynomials, NTT domain in this ISA's native order (as ntt leaves each)
+ * a[256 x k]: on entry in [-7680, 7680], on exit in [-18058, 18058]
+ * k: number of polynomials, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 126, store 32, add 64, sub 64, montmul 64, barrett 8, shuffle 24, zip 8
+ */
+void nttgen_kyber_r1_avx2_ntt_vec(int16_t *a, size_t k);
+
+/*
+ * inverse NTT times beta of k >= 1 polynomials stored one after another, in place
+ *
+ * Input:  a: k polynomials, NTT domain, native order
+ * Output: a: k polynomials, coefficients, standard order, times beta (as intt leaves each)
+ * a[256 x k]: on entry in [-9073, 9073], on exit in [-5505, 5505]
+ * k: number of polynomials, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 100, store 32, add 64, sub 64, montmul 72, barrett_coarse 8, shuffle 24, zip 8
+ */
+void nttgen_kyber_r1_avx2_intt_vec(int16_t *a, size_t k);
 
 #ifdef __cplusplus
 }

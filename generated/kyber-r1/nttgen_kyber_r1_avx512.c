@@ -75,6 +75,16 @@
  *       ops: load 162, store 8, add 96, sub 96, montmul 100, montmul_var 8, barrett_coarse 12,
  *         cond_add_q 8, shuffle 48, zip 12
  *       coefficient reductions: 384
+ *   nttgen_kyber_r1_avx512_ntt_vec: forward NTT of k >= 1 polynomials stored one after another, in
+ *     place
+ *       a in [-7680, 7680] -> a in [-18058, 18058]
+ *       ops: load 62, store 8, add 32, sub 32, montmul 32, barrett 4, shuffle 16, zip 4
+ *       coefficient reductions: 128
+ *   nttgen_kyber_r1_avx512_intt_vec: inverse NTT times beta of k >= 1 polynomials stored one after
+ *     another, in place
+ *       a in [-9073, 9073] -> a in [-5476, 5477]
+ *       ops: load 46, store 8, add 32, sub 32, montmul 36, barrett_coarse 4, shuffle 16, zip 4
+ *       coefficient reductions: 128
  */
 #if !defined(NTTGEN_NO_ISA_CHECK) && !defined(__AVX512F__)
 #error "compile this avx512 file with -mavx512f (__AVX512F__ is not defined)"
@@ -2255,6 +2265,939 @@ void nttgen_kyber_r1_avx512_polymul(int16_t r[256], const int16_t a[256], const 
     nttgen_kyber_r1_avx512_mul_both(r, a, b);
 #ifdef NTTGEN_DEBUG
     nttgen_kyber_r1_avx512_assert_range(r, 256, 0, 7680);
+#endif
+}
+
+/*
+ * forward NTT of two polynomials at once, in place (ntt_vec's helper)
+ *
+ * Input:  a, b: coefficients in the standard order
+ * Output: a, b: NTT domain in this ISA's native order
+ * a[256]: on entry in [-7680, 7680], on exit in [-18058, 18058]
+ * b[256]: on entry in [-7680, 7680], on exit in [-18058, 18058]
+ * Ops per call: load 124, store 16, add 64, sub 64, montmul 64, barrett 8, shuffle 32, zip 8
+ */
+static NTTGEN_NOINLINE void nttgen_kyber_r1_avx512_ntt_pair(int16_t a[256], int16_t b[256]) {
+    const int16_t *zetas_v_0 = nttgen_kyber_r1_avx512_ntt_from_zetas_v;
+    NTTGEN_GCC_OPAQUE(zetas_v_0);
+    const int16_t *const zetas_0 = nttgen_kyber_r1_avx512_ntt_from_zetas;
+#ifdef NTTGEN_DEBUG
+    nttgen_kyber_r1_avx512_assert_range(a, 256, -7680, 7680);
+    nttgen_kyber_r1_avx512_assert_range(b, 256, -7680, 7680);
+#endif
+    // layers 0, 1, 2, 3, 4, 5, 6, 7: 8 register(s) per chunk
+    // layers 0, 1, 2, 3, 4, 5, 6, 7: 8 register(s) per chunk
+    const __m512i zeta_0 = _mm512_load_si512((const __m512i *)&zetas_v_0[0]);
+    const __m512i zetaqinv_0 = _mm512_load_si512((const __m512i *)&zetas_v_0[32]);
+    const __m512i x_0 = _mm512_loadu_si512((const __m512i *)&a[224]);
+    const __m512i zeta_1 = _mm512_load_si512((const __m512i *)&zetas_v_0[0]);
+    const __m512i zetaqinv_1 = _mm512_load_si512((const __m512i *)&zetas_v_0[32]);
+    const __m512i x_1 = _mm512_loadu_si512((const __m512i *)&b[224]);
+    const __m512i pin_0 = nttgen_kyber_r1_avx512_keep(x_0);
+    const __m512i t_0 = nttgen_kyber_r1_avx512_montmul(pin_0, zeta_0, zetaqinv_0);
+    const __m512i pin_1 = nttgen_kyber_r1_avx512_keep(x_1);
+    const __m512i t_1 = nttgen_kyber_r1_avx512_montmul(pin_1, zeta_1, zetaqinv_1);
+    const __m512i x_2 = _mm512_loadu_si512((const __m512i *)&a[192]);
+    const __m512i x_3 = _mm512_loadu_si512((const __m512i *)&a[160]);
+    const __m512i x_4 = _mm512_loadu_si512((const __m512i *)&a[96]);
+    const __m512i x_5 = _mm512_loadu_si512((const __m512i *)&b[192]);
+    const __m512i x_6 = _mm512_loadu_si512((const __m512i *)&b[160]);
+    const __m512i x_7 = _mm512_loadu_si512((const __m512i *)&b[96]);
+    const __m512i zeta_2 = _mm512_load_si512((const __m512i *)&zetas_v_0[64]);
+    const __m512i zetaqinv_2 = _mm512_load_si512((const __m512i *)&zetas_v_0[96]);
+    const __m512i zeta_3 = _mm512_load_si512((const __m512i *)&zetas_v_0[128]);
+    const __m512i zetaqinv_3 = _mm512_load_si512((const __m512i *)&zetas_v_0[160]);
+    const __m512i zeta_4 = _mm512_load_si512((const __m512i *)&zetas_v_0[64]);
+    const __m512i zetaqinv_4 = _mm512_load_si512((const __m512i *)&zetas_v_0[96]);
+    const __m512i zeta_5 = _mm512_load_si512((const __m512i *)&zetas_v_0[128]);
+    const __m512i zetaqinv_5 = _mm512_load_si512((const __m512i *)&zetas_v_0[160]);
+    const __m512i pin_2 = nttgen_kyber_r1_avx512_keep(x_2);
+    const __m512i t_2 = nttgen_kyber_r1_avx512_montmul(pin_2, zeta_0, zetaqinv_0);
+    const __m512i pin_3 = nttgen_kyber_r1_avx512_keep(x_3);
+    const __m512i t_3 = nttgen_kyber_r1_avx512_montmul(pin_3, zeta_0, zetaqinv_0);
+    const __m512i x_8 = _mm512_add_epi16(x_4, t_0);
+    const __m512i x_9 = _mm512_sub_epi16(x_4, t_0);
+    const __m512i pin_4 = nttgen_kyber_r1_avx512_keep(x_5);
+    const __m512i t_4 = nttgen_kyber_r1_avx512_montmul(pin_4, zeta_1, zetaqinv_1);
+    const __m512i pin_5 = nttgen_kyber_r1_avx512_keep(x_6);
+    const __m512i t_5 = nttgen_kyber_r1_avx512_montmul(pin_5, zeta_1, zetaqinv_1);
+    const __m512i x_10 = _mm512_add_epi16(x_7, t_1);
+    const __m512i x_11 = _mm512_sub_epi16(x_7, t_1);
+    const __m512i t_6 = nttgen_kyber_r1_avx512_montmul(x_8, zeta_2, zetaqinv_2);
+    const __m512i t_7 = nttgen_kyber_r1_avx512_montmul(x_9, zeta_3, zetaqinv_3);
+    const __m512i t_8 = nttgen_kyber_r1_avx512_montmul(x_10, zeta_4, zetaqinv_4);
+    const __m512i t_9 = nttgen_kyber_r1_avx512_montmul(x_11, zeta_5, zetaqinv_5);
+    const __m512i x_12 = _mm512_loadu_si512((const __m512i *)&a[128]);
+    const __m512i x_13 = _mm512_loadu_si512((const __m512i *)&a[64]);
+    const __m512i x_14 = _mm512_loadu_si512((const __m512i *)&a[32]);
+    const __m512i x_15 = _mm512_loadu_si512((const __m512i *)&b[128]);
+    const __m512i x_16 = _mm512_loadu_si512((const __m512i *)&b[64]);
+    const __m512i x_17 = _mm512_loadu_si512((const __m512i *)&b[32]);
+    const __m512i zeta_6 = _mm512_load_si512((const __m512i *)&zetas_v_0[192]);
+    const __m512i zetaqinv_6 = _mm512_load_si512((const __m512i *)&zetas_v_0[224]);
+    const __m512i zeta_7 = _mm512_load_si512((const __m512i *)&zetas_v_0[256]);
+    const __m512i zetaqinv_7 = _mm512_load_si512((const __m512i *)&zetas_v_0[288]);
+    const __m512i zeta_8 = _mm512_load_si512((const __m512i *)&zetas_v_0[320]);
+    const __m512i zetaqinv_8 = _mm512_load_si512((const __m512i *)&zetas_v_0[352]);
+    const __m512i zeta_9 = _mm512_load_si512((const __m512i *)&zetas_v_0[384]);
+    const __m512i zetaqinv_9 = _mm512_load_si512((const __m512i *)&zetas_v_0[416]);
+    const __m512i zeta_10 = _mm512_load_si512((const __m512i *)&zetas_v_0[192]);
+    const __m512i zetaqinv_10 = _mm512_load_si512((const __m512i *)&zetas_v_0[224]);
+    const __m512i zeta_11 = _mm512_load_si512((const __m512i *)&zetas_v_0[256]);
+    const __m512i zetaqinv_11 = _mm512_load_si512((const __m512i *)&zetas_v_0[288]);
+    const __m512i zeta_12 = _mm512_load_si512((const __m512i *)&zetas_v_0[320]);
+    const __m512i zetaqinv_12 = _mm512_load_si512((const __m512i *)&zetas_v_0[352]);
+    const __m512i zeta_13 = _mm512_load_si512((const __m512i *)&zetas_v_0[384]);
+    const __m512i zetaqinv_13 = _mm512_load_si512((const __m512i *)&zetas_v_0[416]);
+    const __m512i pin_6 = nttgen_kyber_r1_avx512_keep(x_12);
+    const __m512i t_10 = nttgen_kyber_r1_avx512_montmul(pin_6, zeta_0, zetaqinv_0);
+    const __m512i x_18 = _mm512_add_epi16(x_13, t_2);
+    const __m512i x_19 = _mm512_sub_epi16(x_13, t_2);
+    const __m512i x_20 = _mm512_add_epi16(x_14, t_3);
+    const __m512i x_21 = _mm512_sub_epi16(x_14, t_3);
+    const __m512i pin_7 = nttgen_kyber_r1_avx512_keep(x_15);
+    const __m512i t_11 = nttgen_kyber_r1_avx512_montmul(pin_7, zeta_1, zetaqinv_1);
+    const __m512i x_22 = _mm512_add_epi16(x_16, t_4);
+    const __m512i x_23 = _mm512_sub_epi16(x_16, t_4);
+    const __m512i x_24 = _mm512_add_epi16(x_17, t_5);
+    const __m512i x_25 = _mm512_sub_epi16(x_17, t_5);
+    const __m512i t_12 = nttgen_kyber_r1_avx512_montmul(x_18, zeta_2, zetaqinv_2);
+    const __m512i t_13 = nttgen_kyber_r1_avx512_montmul(x_19, zeta_3, zetaqinv_3);
+    const __m512i x_26 = _mm512_add_epi16(x_20, t_6);
+    const __m512i x_27 = _mm512_sub_epi16(x_20, t_6);
+    const __m512i x_28 = _mm512_add_epi16(x_21, t_7);
+    const __m512i x_29 = _mm512_sub_epi16(x_21, t_7);
+    const __m512i t_14 = nttgen_kyber_r1_avx512_montmul(x_22, zeta_4, zetaqinv_4);
+    const __m512i t_15 = nttgen_kyber_r1_avx512_montmul(x_23, zeta_5, zetaqinv_5);
+    const __m512i x_30 = _mm512_add_epi16(x_24, t_8);
+    const __m512i x_31 = _mm512_sub_epi16(x_24, t_8);
+    const __m512i x_32 = _mm512_add_epi16(x_25, t_9);
+    const __m512i x_33 = _mm512_sub_epi16(x_25, t_9);
+    const __m512i t_16 = nttgen_kyber_r1_avx512_montmul(x_26, zeta_6, zetaqinv_6);
+    const __m512i t_17 = nttgen_kyber_r1_avx512_montmul(x_28, zeta_7, zetaqinv_7);
+    const __m512i t_18 = nttgen_kyber_r1_avx512_montmul(x_27, zeta_8, zetaqinv_8);
+    const __m512i t_19 = nttgen_kyber_r1_avx512_montmul(x_29, zeta_9, zetaqinv_9);
+    const __m512i t_20 = nttgen_kyber_r1_avx512_montmul(x_30, zeta_10, zetaqinv_10);
+    const __m512i t_21 = nttgen_kyber_r1_avx512_montmul(x_32, zeta_11, zetaqinv_11);
+    const __m512i t_22 = nttgen_kyber_r1_avx512_montmul(x_31, zeta_12, zetaqinv_12);
+    const __m512i t_23 = nttgen_kyber_r1_avx512_montmul(x_33, zeta_13, zetaqinv_13);
+    const __m512i x_34 = _mm512_loadu_si512((const __m512i *)&a[0]);
+    const __m512i x_35 = _mm512_loadu_si512((const __m512i *)&b[0]);
+    const __m512i x_36 = _mm512_add_epi16(x_34, t_10);
+    const __m512i x_37 = _mm512_sub_epi16(x_34, t_10);
+    const __m512i x_38 = _mm512_add_epi16(x_35, t_11);
+    const __m512i x_39 = _mm512_sub_epi16(x_35, t_11);
+    const __m512i zeta_14 = _mm512_load_si512((const __m512i *)&zetas_0[0]);
+    const __m512i zetaqinv_14 = _mm512_load_si512((const __m512i *)&zetas_0[32]);
+    const __m512i zeta_15 = _mm512_load_si512((const __m512i *)&zetas_0[64]);
+    const __m512i zetaqinv_15 = _mm512_load_si512((const __m512i *)&zetas_0[96]);
+    const __m512i zeta_16 = _mm512_load_si512((const __m512i *)&zetas_0[128]);
+    const __m512i zetaqinv_16 = _mm512_load_si512((const __m512i *)&zetas_0[160]);
+    const __m512i zeta_17 = _mm512_load_si512((const __m512i *)&zetas_0[192]);
+    const __m512i zetaqinv_17 = _mm512_load_si512((const __m512i *)&zetas_0[224]);
+    const __m512i x_40 = _mm512_add_epi16(x_36, t_12);
+    const __m512i x_41 = _mm512_sub_epi16(x_36, t_12);
+    const __m512i x_42 = _mm512_add_epi16(x_37, t_13);
+    const __m512i x_43 = _mm512_sub_epi16(x_37, t_13);
+    const __m512i zeta_18 = _mm512_load_si512((const __m512i *)&zetas_0[0]);
+    const __m512i zetaqinv_18 = _mm512_load_si512((const __m512i *)&zetas_0[32]);
+    const __m512i zeta_19 = _mm512_load_si512((const __m512i *)&zetas_0[64]);
+    const __m512i zetaqinv_19 = _mm512_load_si512((const __m512i *)&zetas_0[96]);
+    const __m512i zeta_20 = _mm512_load_si512((const __m512i *)&zetas_0[128]);
+    const __m512i zetaqinv_20 = _mm512_load_si512((const __m512i *)&zetas_0[160]);
+    const __m512i zeta_21 = _mm512_load_si512((const __m512i *)&zetas_0[192]);
+    const __m512i zetaqinv_21 = _mm512_load_si512((const __m512i *)&zetas_0[224]);
+    const __m512i x_44 = _mm512_add_epi16(x_38, t_14);
+    const __m512i x_45 = _mm512_sub_epi16(x_38, t_14);
+    const __m512i x_46 = _mm512_add_epi16(x_39, t_15);
+    goto part_1;
+part_1:;
+    const __m512i x_47 = _mm512_sub_epi16(x_39, t_15);
+    const __m512i x_48 = _mm512_add_epi16(x_40, t_16);
+    const __m512i x_49 = _mm512_sub_epi16(x_40, t_16);
+    const __m512i x_50 = _mm512_add_epi16(x_42, t_17);
+    const __m512i x_51 = _mm512_sub_epi16(x_42, t_17);
+    const __m512i x_52 = _mm512_add_epi16(x_41, t_18);
+    const __m512i x_53 = _mm512_sub_epi16(x_41, t_18);
+    const __m512i x_54 = _mm512_add_epi16(x_43, t_19);
+    const __m512i x_55 = _mm512_sub_epi16(x_43, t_19);
+    const __m512i x_56 = _mm512_add_epi16(x_44, t_20);
+    const __m512i x_57 = _mm512_sub_epi16(x_44, t_20);
+    const __m512i x_58 = _mm512_add_epi16(x_46, t_21);
+    const __m512i x_59 = _mm512_sub_epi16(x_46, t_21);
+    const __m512i x_60 = _mm512_add_epi16(x_45, t_22);
+    const __m512i x_61 = _mm512_sub_epi16(x_45, t_22);
+    const __m512i x_62 = _mm512_add_epi16(x_47, t_23);
+    const __m512i x_63 = _mm512_sub_epi16(x_47, t_23);
+    const __m512i x_64 = _mm512_shuffle_i64x2(x_48, x_50, 68);
+    const __m512i x_65 = _mm512_shuffle_i64x2(x_48, x_50, 238);
+    const __m512i x_66 = _mm512_shuffle_i64x2(x_52, x_54, 68);
+    const __m512i x_67 = _mm512_shuffle_i64x2(x_52, x_54, 238);
+    const __m512i x_68 = _mm512_shuffle_i64x2(x_49, x_51, 68);
+    const __m512i x_69 = _mm512_shuffle_i64x2(x_49, x_51, 238);
+    const __m512i x_70 = _mm512_shuffle_i64x2(x_53, x_55, 68);
+    const __m512i x_71 = _mm512_shuffle_i64x2(x_53, x_55, 238);
+    const __m512i x_72 = _mm512_shuffle_i64x2(x_56, x_58, 68);
+    const __m512i x_73 = _mm512_shuffle_i64x2(x_56, x_58, 238);
+    const __m512i x_74 = _mm512_shuffle_i64x2(x_60, x_62, 68);
+    const __m512i x_75 = _mm512_shuffle_i64x2(x_60, x_62, 238);
+    const __m512i x_76 = _mm512_shuffle_i64x2(x_57, x_59, 68);
+    const __m512i x_77 = _mm512_shuffle_i64x2(x_57, x_59, 238);
+    const __m512i x_78 = _mm512_shuffle_i64x2(x_61, x_63, 68);
+    const __m512i x_79 = _mm512_shuffle_i64x2(x_61, x_63, 238);
+    const __m512i t_24 = nttgen_kyber_r1_avx512_montmul(x_65, zeta_14, zetaqinv_14);
+    const __m512i t_25 = nttgen_kyber_r1_avx512_montmul(x_67, zeta_15, zetaqinv_15);
+    const __m512i t_26 = nttgen_kyber_r1_avx512_montmul(x_69, zeta_16, zetaqinv_16);
+    const __m512i t_27 = nttgen_kyber_r1_avx512_montmul(x_71, zeta_17, zetaqinv_17);
+    const __m512i t_28 = nttgen_kyber_r1_avx512_montmul(x_73, zeta_18, zetaqinv_18);
+    const __m512i t_29 = nttgen_kyber_r1_avx512_montmul(x_75, zeta_19, zetaqinv_19);
+    const __m512i t_30 = nttgen_kyber_r1_avx512_montmul(x_77, zeta_20, zetaqinv_20);
+    const __m512i t_31 = nttgen_kyber_r1_avx512_montmul(x_79, zeta_21, zetaqinv_21);
+    const __m512i zeta_22 = _mm512_load_si512((const __m512i *)&zetas_0[256]);
+    const __m512i zetaqinv_22 = _mm512_load_si512((const __m512i *)&zetas_0[288]);
+    const __m512i zeta_23 = _mm512_load_si512((const __m512i *)&zetas_0[320]);
+    const __m512i zetaqinv_23 = _mm512_load_si512((const __m512i *)&zetas_0[352]);
+    const __m512i zeta_24 = _mm512_load_si512((const __m512i *)&zetas_0[384]);
+    const __m512i zetaqinv_24 = _mm512_load_si512((const __m512i *)&zetas_0[416]);
+    const __m512i zeta_25 = _mm512_load_si512((const __m512i *)&zetas_0[448]);
+    const __m512i zetaqinv_25 = _mm512_load_si512((const __m512i *)&zetas_0[480]);
+    const __m512i zeta_26 = _mm512_load_si512((const __m512i *)&zetas_0[256]);
+    const __m512i zetaqinv_26 = _mm512_load_si512((const __m512i *)&zetas_0[288]);
+    const __m512i zeta_27 = _mm512_load_si512((const __m512i *)&zetas_0[320]);
+    const __m512i zetaqinv_27 = _mm512_load_si512((const __m512i *)&zetas_0[352]);
+    const __m512i zeta_28 = _mm512_load_si512((const __m512i *)&zetas_0[384]);
+    const __m512i zetaqinv_28 = _mm512_load_si512((const __m512i *)&zetas_0[416]);
+    const __m512i zeta_29 = _mm512_load_si512((const __m512i *)&zetas_0[448]);
+    const __m512i zetaqinv_29 = _mm512_load_si512((const __m512i *)&zetas_0[480]);
+    const __m512i x_80 = _mm512_add_epi16(x_64, t_24);
+    const __m512i x_81 = _mm512_sub_epi16(x_64, t_24);
+    const __m512i x_82 = _mm512_add_epi16(x_66, t_25);
+    const __m512i x_83 = _mm512_sub_epi16(x_66, t_25);
+    const __m512i x_84 = _mm512_add_epi16(x_68, t_26);
+    const __m512i x_85 = _mm512_sub_epi16(x_68, t_26);
+    const __m512i x_86 = _mm512_add_epi16(x_70, t_27);
+    const __m512i x_87 = _mm512_sub_epi16(x_70, t_27);
+    const __m512i x_88 = _mm512_add_epi16(x_72, t_28);
+    const __m512i x_89 = _mm512_sub_epi16(x_72, t_28);
+    const __m512i x_90 = _mm512_add_epi16(x_74, t_29);
+    const __m512i x_91 = _mm512_sub_epi16(x_74, t_29);
+    const __m512i x_92 = _mm512_add_epi16(x_76, t_30);
+    const __m512i x_93 = _mm512_sub_epi16(x_76, t_30);
+    const __m512i x_94 = _mm512_add_epi16(x_78, t_31);
+    const __m512i x_95 = _mm512_sub_epi16(x_78, t_31);
+    const __m512i x_96 = nttgen_kyber_r1_avx512_ilv128_lo(x_80, x_82);
+    const __m512i x_97 = nttgen_kyber_r1_avx512_ilv128_hi(x_80, x_82);
+    const __m512i x_98 = nttgen_kyber_r1_avx512_ilv128_lo(x_81, x_83);
+    const __m512i x_99 = nttgen_kyber_r1_avx512_ilv128_hi(x_81, x_83);
+    const __m512i x_100 = nttgen_kyber_r1_avx512_ilv128_lo(x_84, x_86);
+    const __m512i x_101 = nttgen_kyber_r1_avx512_ilv128_hi(x_84, x_86);
+    const __m512i x_102 = nttgen_kyber_r1_avx512_ilv128_lo(x_85, x_87);
+    const __m512i x_103 = nttgen_kyber_r1_avx512_ilv128_hi(x_85, x_87);
+    const __m512i x_104 = nttgen_kyber_r1_avx512_ilv128_lo(x_88, x_90);
+    const __m512i x_105 = nttgen_kyber_r1_avx512_ilv128_hi(x_88, x_90);
+    const __m512i x_106 = nttgen_kyber_r1_avx512_ilv128_lo(x_89, x_91);
+    const __m512i x_107 = nttgen_kyber_r1_avx512_ilv128_hi(x_89, x_91);
+    const __m512i x_108 = nttgen_kyber_r1_avx512_ilv128_lo(x_92, x_94);
+    const __m512i x_109 = nttgen_kyber_r1_avx512_ilv128_hi(x_92, x_94);
+    const __m512i x_110 = nttgen_kyber_r1_avx512_ilv128_lo(x_93, x_95);
+    const __m512i x_111 = nttgen_kyber_r1_avx512_ilv128_hi(x_93, x_95);
+    const __m512i t_32 = nttgen_kyber_r1_avx512_montmul(x_97, zeta_22, zetaqinv_22);
+    const __m512i t_33 = nttgen_kyber_r1_avx512_montmul(x_99, zeta_23, zetaqinv_23);
+    const __m512i t_34 = nttgen_kyber_r1_avx512_montmul(x_101, zeta_24, zetaqinv_24);
+    const __m512i t_35 = nttgen_kyber_r1_avx512_montmul(x_103, zeta_25, zetaqinv_25);
+    const __m512i t_36 = nttgen_kyber_r1_avx512_montmul(x_105, zeta_26, zetaqinv_26);
+    const __m512i t_37 = nttgen_kyber_r1_avx512_montmul(x_107, zeta_27, zetaqinv_27);
+    const __m512i t_38 = nttgen_kyber_r1_avx512_montmul(x_109, zeta_28, zetaqinv_28);
+    const __m512i t_39 = nttgen_kyber_r1_avx512_montmul(x_111, zeta_29, zetaqinv_29);
+    const __m512i x_112 = _mm512_add_epi16(x_96, t_32);
+    const __m512i x_113 = _mm512_sub_epi16(x_96, t_32);
+    const __m512i x_114 = _mm512_add_epi16(x_98, t_33);
+    const __m512i x_115 = _mm512_sub_epi16(x_98, t_33);
+    const __m512i x_116 = _mm512_add_epi16(x_100, t_34);
+    const __m512i x_117 = _mm512_sub_epi16(x_100, t_34);
+    const __m512i x_118 = _mm512_add_epi16(x_102, t_35);
+    const __m512i x_119 = _mm512_sub_epi16(x_102, t_35);
+    const __m512i x_120 = _mm512_add_epi16(x_104, t_36);
+    const __m512i x_121 = _mm512_sub_epi16(x_104, t_36);
+    const __m512i x_122 = _mm512_add_epi16(x_106, t_37);
+    const __m512i x_123 = _mm512_sub_epi16(x_106, t_37);
+    const __m512i x_124 = _mm512_add_epi16(x_108, t_38);
+    const __m512i x_125 = _mm512_sub_epi16(x_108, t_38);
+    const __m512i x_126 = _mm512_add_epi16(x_110, t_39);
+    const __m512i x_127 = _mm512_sub_epi16(x_110, t_39);
+    const __m512i zeta_30 = _mm512_load_si512((const __m512i *)&zetas_0[512]);
+    const __m512i zetaqinv_30 = _mm512_load_si512((const __m512i *)&zetas_0[544]);
+    const __m512i zeta_31 = _mm512_load_si512((const __m512i *)&zetas_0[576]);
+    const __m512i zetaqinv_31 = _mm512_load_si512((const __m512i *)&zetas_0[608]);
+    const __m512i zeta_32 = _mm512_load_si512((const __m512i *)&zetas_0[640]);
+    const __m512i zetaqinv_32 = _mm512_load_si512((const __m512i *)&zetas_0[672]);
+    const __m512i zeta_33 = _mm512_load_si512((const __m512i *)&zetas_0[704]);
+    const __m512i zetaqinv_33 = _mm512_load_si512((const __m512i *)&zetas_0[736]);
+    const __m512i x_128 = _mm512_unpacklo_epi32(x_112, x_116);
+    const __m512i x_129 = _mm512_unpackhi_epi32(x_112, x_116);
+    const __m512i x_130 = _mm512_unpacklo_epi32(x_114, x_118);
+    const __m512i x_131 = _mm512_unpackhi_epi32(x_114, x_118);
+    const __m512i x_132 = _mm512_unpacklo_epi32(x_113, x_117);
+    const __m512i x_133 = _mm512_unpackhi_epi32(x_113, x_117);
+    const __m512i x_134 = _mm512_unpacklo_epi32(x_115, x_119);
+    goto part_2;
+part_2:;
+    const __m512i x_135 = _mm512_unpackhi_epi32(x_115, x_119);
+    const __m512i zeta_34 = _mm512_load_si512((const __m512i *)&zetas_0[512]);
+    const __m512i zetaqinv_34 = _mm512_load_si512((const __m512i *)&zetas_0[544]);
+    const __m512i zeta_35 = _mm512_load_si512((const __m512i *)&zetas_0[576]);
+    const __m512i zetaqinv_35 = _mm512_load_si512((const __m512i *)&zetas_0[608]);
+    const __m512i zeta_36 = _mm512_load_si512((const __m512i *)&zetas_0[640]);
+    const __m512i zetaqinv_36 = _mm512_load_si512((const __m512i *)&zetas_0[672]);
+    const __m512i zeta_37 = _mm512_load_si512((const __m512i *)&zetas_0[704]);
+    const __m512i zetaqinv_37 = _mm512_load_si512((const __m512i *)&zetas_0[736]);
+    const __m512i x_136 = _mm512_unpacklo_epi32(x_120, x_124);
+    const __m512i x_137 = _mm512_unpackhi_epi32(x_120, x_124);
+    const __m512i x_138 = _mm512_unpacklo_epi32(x_122, x_126);
+    const __m512i x_139 = _mm512_unpackhi_epi32(x_122, x_126);
+    const __m512i x_140 = _mm512_unpacklo_epi32(x_121, x_125);
+    const __m512i x_141 = _mm512_unpackhi_epi32(x_121, x_125);
+    const __m512i x_142 = _mm512_unpacklo_epi32(x_123, x_127);
+    const __m512i x_143 = _mm512_unpackhi_epi32(x_123, x_127);
+    const __m512i red_0 = nttgen_kyber_r1_avx512_barrett(x_128);
+    const __m512i red_1 = nttgen_kyber_r1_avx512_barrett(x_130);
+    const __m512i red_2 = nttgen_kyber_r1_avx512_barrett(x_132);
+    const __m512i red_3 = nttgen_kyber_r1_avx512_barrett(x_134);
+    const __m512i red_4 = nttgen_kyber_r1_avx512_barrett(x_136);
+    const __m512i red_5 = nttgen_kyber_r1_avx512_barrett(x_138);
+    const __m512i red_6 = nttgen_kyber_r1_avx512_barrett(x_140);
+    const __m512i red_7 = nttgen_kyber_r1_avx512_barrett(x_142);
+    const __m512i t_40 = nttgen_kyber_r1_avx512_montmul(x_129, zeta_30, zetaqinv_30);
+    const __m512i t_41 = nttgen_kyber_r1_avx512_montmul(x_131, zeta_31, zetaqinv_31);
+    const __m512i t_42 = nttgen_kyber_r1_avx512_montmul(x_133, zeta_32, zetaqinv_32);
+    const __m512i t_43 = nttgen_kyber_r1_avx512_montmul(x_135, zeta_33, zetaqinv_33);
+    const __m512i t_44 = nttgen_kyber_r1_avx512_montmul(x_137, zeta_34, zetaqinv_34);
+    const __m512i t_45 = nttgen_kyber_r1_avx512_montmul(x_139, zeta_35, zetaqinv_35);
+    const __m512i t_46 = nttgen_kyber_r1_avx512_montmul(x_141, zeta_36, zetaqinv_36);
+    const __m512i t_47 = nttgen_kyber_r1_avx512_montmul(x_143, zeta_37, zetaqinv_37);
+    const __m512i zeta_38 = _mm512_load_si512((const __m512i *)&zetas_0[768]);
+    const __m512i zetaqinv_38 = _mm512_load_si512((const __m512i *)&zetas_0[800]);
+    const __m512i zeta_39 = _mm512_load_si512((const __m512i *)&zetas_0[832]);
+    const __m512i zetaqinv_39 = _mm512_load_si512((const __m512i *)&zetas_0[864]);
+    const __m512i zeta_40 = _mm512_load_si512((const __m512i *)&zetas_0[896]);
+    const __m512i zetaqinv_40 = _mm512_load_si512((const __m512i *)&zetas_0[928]);
+    const __m512i zeta_41 = _mm512_load_si512((const __m512i *)&zetas_0[960]);
+    const __m512i zetaqinv_41 = _mm512_load_si512((const __m512i *)&zetas_0[992]);
+    const __m512i zeta_42 = _mm512_load_si512((const __m512i *)&zetas_0[768]);
+    const __m512i zetaqinv_42 = _mm512_load_si512((const __m512i *)&zetas_0[800]);
+    const __m512i zeta_43 = _mm512_load_si512((const __m512i *)&zetas_0[832]);
+    const __m512i zetaqinv_43 = _mm512_load_si512((const __m512i *)&zetas_0[864]);
+    const __m512i zeta_44 = _mm512_load_si512((const __m512i *)&zetas_0[896]);
+    const __m512i zetaqinv_44 = _mm512_load_si512((const __m512i *)&zetas_0[928]);
+    const __m512i zeta_45 = _mm512_load_si512((const __m512i *)&zetas_0[960]);
+    const __m512i zetaqinv_45 = _mm512_load_si512((const __m512i *)&zetas_0[992]);
+    const __m512i x_144 = _mm512_add_epi16(red_0, t_40);
+    const __m512i x_145 = _mm512_sub_epi16(red_0, t_40);
+    const __m512i x_146 = _mm512_add_epi16(red_1, t_41);
+    const __m512i x_147 = _mm512_sub_epi16(red_1, t_41);
+    const __m512i x_148 = _mm512_add_epi16(red_2, t_42);
+    const __m512i x_149 = _mm512_sub_epi16(red_2, t_42);
+    const __m512i x_150 = _mm512_add_epi16(red_3, t_43);
+    const __m512i x_151 = _mm512_sub_epi16(red_3, t_43);
+    const __m512i x_152 = _mm512_add_epi16(red_4, t_44);
+    const __m512i x_153 = _mm512_sub_epi16(red_4, t_44);
+    const __m512i x_154 = _mm512_add_epi16(red_5, t_45);
+    const __m512i x_155 = _mm512_sub_epi16(red_5, t_45);
+    const __m512i x_156 = _mm512_add_epi16(red_6, t_46);
+    const __m512i x_157 = _mm512_sub_epi16(red_6, t_46);
+    const __m512i x_158 = _mm512_add_epi16(red_7, t_47);
+    const __m512i x_159 = _mm512_sub_epi16(red_7, t_47);
+    const __m512i x_160 = _mm512_unpacklo_epi64(x_144, x_146);
+    const __m512i x_161 = _mm512_unpackhi_epi64(x_144, x_146);
+    const __m512i x_162 = _mm512_unpacklo_epi64(x_148, x_150);
+    const __m512i x_163 = _mm512_unpackhi_epi64(x_148, x_150);
+    const __m512i x_164 = _mm512_unpacklo_epi64(x_145, x_147);
+    const __m512i x_165 = _mm512_unpackhi_epi64(x_145, x_147);
+    const __m512i x_166 = _mm512_unpacklo_epi64(x_149, x_151);
+    const __m512i x_167 = _mm512_unpackhi_epi64(x_149, x_151);
+    const __m512i x_168 = _mm512_unpacklo_epi64(x_152, x_154);
+    const __m512i x_169 = _mm512_unpackhi_epi64(x_152, x_154);
+    const __m512i x_170 = _mm512_unpacklo_epi64(x_156, x_158);
+    const __m512i x_171 = _mm512_unpackhi_epi64(x_156, x_158);
+    const __m512i x_172 = _mm512_unpacklo_epi64(x_153, x_155);
+    const __m512i x_173 = _mm512_unpackhi_epi64(x_153, x_155);
+    const __m512i x_174 = _mm512_unpacklo_epi64(x_157, x_159);
+    const __m512i x_175 = _mm512_unpackhi_epi64(x_157, x_159);
+    const __m512i t_48 = nttgen_kyber_r1_avx512_montmul(x_161, zeta_38, zetaqinv_38);
+    const __m512i t_49 = nttgen_kyber_r1_avx512_montmul(x_163, zeta_39, zetaqinv_39);
+    const __m512i t_50 = nttgen_kyber_r1_avx512_montmul(x_165, zeta_40, zetaqinv_40);
+    const __m512i t_51 = nttgen_kyber_r1_avx512_montmul(x_167, zeta_41, zetaqinv_41);
+    const __m512i t_52 = nttgen_kyber_r1_avx512_montmul(x_169, zeta_42, zetaqinv_42);
+    const __m512i t_53 = nttgen_kyber_r1_avx512_montmul(x_171, zeta_43, zetaqinv_43);
+    const __m512i t_54 = nttgen_kyber_r1_avx512_montmul(x_173, zeta_44, zetaqinv_44);
+    const __m512i t_55 = nttgen_kyber_r1_avx512_montmul(x_175, zeta_45, zetaqinv_45);
+    const __m512i zeta_46 = _mm512_load_si512((const __m512i *)&zetas_0[1024]);
+    const __m512i zetaqinv_46 = _mm512_load_si512((const __m512i *)&zetas_0[1056]);
+    const __m512i zeta_47 = _mm512_load_si512((const __m512i *)&zetas_0[1088]);
+    const __m512i zetaqinv_47 = _mm512_load_si512((const __m512i *)&zetas_0[1120]);
+    const __m512i zeta_48 = _mm512_load_si512((const __m512i *)&zetas_0[1152]);
+    const __m512i zetaqinv_48 = _mm512_load_si512((const __m512i *)&zetas_0[1184]);
+    const __m512i zeta_49 = _mm512_load_si512((const __m512i *)&zetas_0[1216]);
+    const __m512i zetaqinv_49 = _mm512_load_si512((const __m512i *)&zetas_0[1248]);
+    const __m512i zeta_50 = _mm512_load_si512((const __m512i *)&zetas_0[1024]);
+    const __m512i zetaqinv_50 = _mm512_load_si512((const __m512i *)&zetas_0[1056]);
+    const __m512i zeta_51 = _mm512_load_si512((const __m512i *)&zetas_0[1088]);
+    const __m512i zetaqinv_51 = _mm512_load_si512((const __m512i *)&zetas_0[1120]);
+    const __m512i zeta_52 = _mm512_load_si512((const __m512i *)&zetas_0[1152]);
+    const __m512i zetaqinv_52 = _mm512_load_si512((const __m512i *)&zetas_0[1184]);
+    const __m512i zeta_53 = _mm512_load_si512((const __m512i *)&zetas_0[1216]);
+    const __m512i zetaqinv_53 = _mm512_load_si512((const __m512i *)&zetas_0[1248]);
+    const __m512i x_176 = _mm512_add_epi16(x_160, t_48);
+    const __m512i x_177 = _mm512_sub_epi16(x_160, t_48);
+    const __m512i x_178 = _mm512_add_epi16(x_162, t_49);
+    const __m512i x_179 = _mm512_sub_epi16(x_162, t_49);
+    const __m512i x_180 = _mm512_add_epi16(x_164, t_50);
+    const __m512i x_181 = _mm512_sub_epi16(x_164, t_50);
+    const __m512i x_182 = _mm512_add_epi16(x_166, t_51);
+    const __m512i x_183 = _mm512_sub_epi16(x_166, t_51);
+    const __m512i x_184 = _mm512_add_epi16(x_168, t_52);
+    const __m512i x_185 = _mm512_sub_epi16(x_168, t_52);
+    const __m512i x_186 = _mm512_add_epi16(x_170, t_53);
+    const __m512i x_187 = _mm512_sub_epi16(x_170, t_53);
+    const __m512i x_188 = _mm512_add_epi16(x_172, t_54);
+    const __m512i x_189 = _mm512_sub_epi16(x_172, t_54);
+    const __m512i x_190 = _mm512_add_epi16(x_174, t_55);
+    const __m512i x_191 = _mm512_sub_epi16(x_174, t_55);
+    const __m512i x_192 = nttgen_kyber_r1_avx512_ilv16_lo(x_176, x_178);
+    const __m512i x_193 = nttgen_kyber_r1_avx512_ilv16_hi(x_176, x_178);
+    const __m512i x_194 = nttgen_kyber_r1_avx512_ilv16_lo(x_177, x_179);
+    const __m512i x_195 = nttgen_kyber_r1_avx512_ilv16_hi(x_177, x_179);
+    const __m512i x_196 = nttgen_kyber_r1_avx512_ilv16_lo(x_180, x_182);
+    const __m512i x_197 = nttgen_kyber_r1_avx512_ilv16_hi(x_180, x_182);
+    const __m512i x_198 = nttgen_kyber_r1_avx512_ilv16_lo(x_181, x_183);
+    goto part_3;
+part_3:;
+    const __m512i x_199 = nttgen_kyber_r1_avx512_ilv16_hi(x_181, x_183);
+    const __m512i x_200 = nttgen_kyber_r1_avx512_ilv16_lo(x_184, x_186);
+    const __m512i x_201 = nttgen_kyber_r1_avx512_ilv16_hi(x_184, x_186);
+    const __m512i x_202 = nttgen_kyber_r1_avx512_ilv16_lo(x_185, x_187);
+    const __m512i x_203 = nttgen_kyber_r1_avx512_ilv16_hi(x_185, x_187);
+    const __m512i x_204 = nttgen_kyber_r1_avx512_ilv16_lo(x_188, x_190);
+    const __m512i x_205 = nttgen_kyber_r1_avx512_ilv16_hi(x_188, x_190);
+    const __m512i x_206 = nttgen_kyber_r1_avx512_ilv16_lo(x_189, x_191);
+    const __m512i x_207 = nttgen_kyber_r1_avx512_ilv16_hi(x_189, x_191);
+    const __m512i t_56 = nttgen_kyber_r1_avx512_montmul(x_193, zeta_46, zetaqinv_46);
+    const __m512i t_57 = nttgen_kyber_r1_avx512_montmul(x_195, zeta_47, zetaqinv_47);
+    const __m512i t_58 = nttgen_kyber_r1_avx512_montmul(x_197, zeta_48, zetaqinv_48);
+    const __m512i t_59 = nttgen_kyber_r1_avx512_montmul(x_199, zeta_49, zetaqinv_49);
+    const __m512i t_60 = nttgen_kyber_r1_avx512_montmul(x_201, zeta_50, zetaqinv_50);
+    const __m512i t_61 = nttgen_kyber_r1_avx512_montmul(x_203, zeta_51, zetaqinv_51);
+    const __m512i t_62 = nttgen_kyber_r1_avx512_montmul(x_205, zeta_52, zetaqinv_52);
+    const __m512i t_63 = nttgen_kyber_r1_avx512_montmul(x_207, zeta_53, zetaqinv_53);
+    const __m512i x_208 = _mm512_add_epi16(x_192, t_56);
+    const __m512i x_209 = _mm512_sub_epi16(x_192, t_56);
+    const __m512i x_210 = _mm512_add_epi16(x_194, t_57);
+    const __m512i x_211 = _mm512_sub_epi16(x_194, t_57);
+    const __m512i x_212 = _mm512_add_epi16(x_196, t_58);
+    const __m512i x_213 = _mm512_sub_epi16(x_196, t_58);
+    const __m512i x_214 = _mm512_add_epi16(x_198, t_59);
+    const __m512i x_215 = _mm512_sub_epi16(x_198, t_59);
+    const __m512i x_216 = _mm512_add_epi16(x_200, t_60);
+    const __m512i x_217 = _mm512_sub_epi16(x_200, t_60);
+    const __m512i x_218 = _mm512_add_epi16(x_202, t_61);
+    const __m512i x_219 = _mm512_sub_epi16(x_202, t_61);
+    const __m512i x_220 = _mm512_add_epi16(x_204, t_62);
+    const __m512i x_221 = _mm512_sub_epi16(x_204, t_62);
+    const __m512i x_222 = _mm512_add_epi16(x_206, t_63);
+    const __m512i x_223 = _mm512_sub_epi16(x_206, t_63);
+    _mm512_storeu_si512((__m512i *)&a[0], x_208);
+    _mm512_storeu_si512((__m512i *)&a[128], x_210);
+    _mm512_storeu_si512((__m512i *)&a[64], x_209);
+    _mm512_storeu_si512((__m512i *)&a[192], x_211);
+    _mm512_storeu_si512((__m512i *)&a[32], x_212);
+    _mm512_storeu_si512((__m512i *)&a[160], x_214);
+    _mm512_storeu_si512((__m512i *)&a[96], x_213);
+    _mm512_storeu_si512((__m512i *)&a[224], x_215);
+    _mm512_storeu_si512((__m512i *)&b[0], x_216);
+    _mm512_storeu_si512((__m512i *)&b[128], x_218);
+    _mm512_storeu_si512((__m512i *)&b[64], x_217);
+    _mm512_storeu_si512((__m512i *)&b[192], x_219);
+    _mm512_storeu_si512((__m512i *)&b[32], x_220);
+    _mm512_storeu_si512((__m512i *)&b[160], x_222);
+    _mm512_storeu_si512((__m512i *)&b[96], x_221);
+    _mm512_storeu_si512((__m512i *)&b[224], x_223);
+#ifdef NTTGEN_DEBUG
+    nttgen_kyber_r1_avx512_assert_range(a, 256, -18058, 18058);
+    nttgen_kyber_r1_avx512_assert_range(b, 256, -18058, 18058);
+#endif
+}
+
+/*
+ * forward NTT of k >= 1 polynomials stored one after another, in place
+ *
+ * Input:  a: k polynomials, coefficients in the standard order
+ * Output: a: k polynomials, NTT domain in this ISA's native order (as ntt leaves each)
+ * a[256 x k]: on entry in [-7680, 7680], on exit in [-18058, 18058]
+ * k: number of polynomials, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 62, store 8, add 32, sub 32, montmul 32, barrett 4, shuffle 16, zip 4
+ */
+void nttgen_kyber_r1_avx512_ntt_vec(int16_t *a, size_t k) {
+#ifdef NTTGEN_DEBUG
+    nttgen_kyber_r1_avx512_assert_range(a, k * 256, -7680, 7680);
+#endif
+    for (size_t i_0 = 0; (2 * i_0 + 1) < k; ++i_0) {
+        nttgen_kyber_r1_avx512_ntt_pair(&a[256 * (2 * i_0)], &a[256 * (2 * i_0 + 1)]);
+    }
+    if (k & 1) {
+        nttgen_kyber_r1_avx512_ntt(&a[256 * (k - 1)]);
+    }
+#ifdef NTTGEN_DEBUG
+    nttgen_kyber_r1_avx512_assert_range(a, k * 256, -18058, 18058);
+#endif
+}
+
+/*
+ * inverse NTT times beta of two polynomials at once, in place (intt_vec's helper)
+ *
+ * Input:  a, b: NTT domain, native order
+ * Output: a, b: coefficients, standard order, times beta
+ * a[256]: on entry in [-9073, 9073], on exit in [-5476, 5477]
+ * b[256]: on entry in [-9073, 9073], on exit in [-5476, 5477]
+ * Ops per call: load 92, store 16, add 64, sub 64, montmul 72, barrett_coarse 8, shuffle 32, zip 8
+ */
+static NTTGEN_NOINLINE void nttgen_kyber_r1_avx512_intt_pair(int16_t a[256], int16_t b[256]) {
+    const int16_t *const zetas_dit_0 = nttgen_kyber_r1_avx512_intt_zetas_dit;
+    const int16_t *const twist_0 = nttgen_kyber_r1_avx512_intt_twist;
+#ifdef NTTGEN_DEBUG
+    nttgen_kyber_r1_avx512_assert_range(a, 256, -9073, 9073);
+    nttgen_kyber_r1_avx512_assert_range(b, 256, -9073, 9073);
+#endif
+    // inverse layers 0, 1, 2, 3, 4, 5, 6, 7: 8 register(s) per chunk
+    // inverse layers 0, 1, 2, 3, 4, 5, 6, 7: 8 register(s) per chunk
+    const __m512i x_0 = _mm512_loadu_si512((const __m512i *)&a[160]);
+    const __m512i x_1 = _mm512_loadu_si512((const __m512i *)&a[224]);
+    const __m512i x_2 = _mm512_loadu_si512((const __m512i *)&b[160]);
+    const __m512i x_3 = _mm512_loadu_si512((const __m512i *)&b[224]);
+    const __m512i zeta_0 = _mm512_load_si512((const __m512i *)&zetas_dit_0[0]);
+    const __m512i zetaqinv_0 = _mm512_load_si512((const __m512i *)&zetas_dit_0[32]);
+    const __m512i zeta_1 = _mm512_load_si512((const __m512i *)&zetas_dit_0[0]);
+    const __m512i zetaqinv_1 = _mm512_load_si512((const __m512i *)&zetas_dit_0[32]);
+    const __m512i x_4 = _mm512_add_epi16(x_0, x_1);
+    const __m512i x_5 = _mm512_sub_epi16(x_0, x_1);
+    const __m512i x_6 = _mm512_add_epi16(x_2, x_3);
+    const __m512i x_7 = _mm512_sub_epi16(x_2, x_3);
+    const __m512i x_8 = nttgen_kyber_r1_avx512_ilv16_lo(x_4, x_5);
+    const __m512i x_9 = nttgen_kyber_r1_avx512_ilv16_hi(x_4, x_5);
+    const __m512i x_10 = nttgen_kyber_r1_avx512_ilv16_lo(x_6, x_7);
+    const __m512i x_11 = nttgen_kyber_r1_avx512_ilv16_hi(x_6, x_7);
+    const __m512i x_12 = _mm512_loadu_si512((const __m512i *)&a[128]);
+    const __m512i x_13 = _mm512_loadu_si512((const __m512i *)&a[192]);
+    const __m512i x_14 = _mm512_loadu_si512((const __m512i *)&a[32]);
+    const __m512i x_15 = _mm512_loadu_si512((const __m512i *)&a[96]);
+    const __m512i t_0 = nttgen_kyber_r1_avx512_montmul(x_8, zeta_0, zetaqinv_0);
+    const __m512i t_1 = nttgen_kyber_r1_avx512_montmul(x_9, zeta_0, zetaqinv_0);
+    const __m512i x_16 = _mm512_loadu_si512((const __m512i *)&b[128]);
+    const __m512i x_17 = _mm512_loadu_si512((const __m512i *)&b[192]);
+    const __m512i x_18 = _mm512_loadu_si512((const __m512i *)&b[32]);
+    const __m512i x_19 = _mm512_loadu_si512((const __m512i *)&b[96]);
+    const __m512i t_2 = nttgen_kyber_r1_avx512_montmul(x_10, zeta_1, zetaqinv_1);
+    const __m512i t_3 = nttgen_kyber_r1_avx512_montmul(x_11, zeta_1, zetaqinv_1);
+    const __m512i x_20 = _mm512_add_epi16(x_12, x_13);
+    const __m512i x_21 = _mm512_sub_epi16(x_12, x_13);
+    const __m512i x_22 = _mm512_add_epi16(x_14, x_15);
+    const __m512i x_23 = _mm512_sub_epi16(x_14, x_15);
+    const __m512i x_24 = _mm512_add_epi16(x_16, x_17);
+    const __m512i x_25 = _mm512_sub_epi16(x_16, x_17);
+    const __m512i x_26 = _mm512_add_epi16(x_18, x_19);
+    const __m512i x_27 = _mm512_sub_epi16(x_18, x_19);
+    const __m512i x_28 = nttgen_kyber_r1_avx512_ilv16_lo(x_20, x_21);
+    const __m512i x_29 = nttgen_kyber_r1_avx512_ilv16_hi(x_20, x_21);
+    const __m512i x_30 = nttgen_kyber_r1_avx512_ilv16_lo(x_22, x_23);
+    const __m512i x_31 = nttgen_kyber_r1_avx512_ilv16_hi(x_22, x_23);
+    const __m512i x_32 = nttgen_kyber_r1_avx512_ilv16_lo(x_24, x_25);
+    const __m512i x_33 = nttgen_kyber_r1_avx512_ilv16_hi(x_24, x_25);
+    const __m512i x_34 = nttgen_kyber_r1_avx512_ilv16_lo(x_26, x_27);
+    const __m512i x_35 = nttgen_kyber_r1_avx512_ilv16_hi(x_26, x_27);
+    const __m512i zeta_2 = _mm512_load_si512((const __m512i *)&zetas_dit_0[64]);
+    const __m512i zetaqinv_2 = _mm512_load_si512((const __m512i *)&zetas_dit_0[96]);
+    const __m512i zeta_3 = _mm512_load_si512((const __m512i *)&zetas_dit_0[64]);
+    const __m512i zetaqinv_3 = _mm512_load_si512((const __m512i *)&zetas_dit_0[96]);
+    const __m512i x_36 = _mm512_loadu_si512((const __m512i *)&a[0]);
+    const __m512i x_37 = _mm512_loadu_si512((const __m512i *)&a[64]);
+    const __m512i t_4 = nttgen_kyber_r1_avx512_montmul(x_28, zeta_0, zetaqinv_0);
+    const __m512i t_5 = nttgen_kyber_r1_avx512_montmul(x_29, zeta_0, zetaqinv_0);
+    const __m512i x_38 = _mm512_add_epi16(x_30, t_0);
+    const __m512i x_39 = _mm512_sub_epi16(x_30, t_0);
+    const __m512i x_40 = _mm512_add_epi16(x_31, t_1);
+    const __m512i x_41 = _mm512_sub_epi16(x_31, t_1);
+    const __m512i x_42 = _mm512_loadu_si512((const __m512i *)&b[0]);
+    const __m512i x_43 = _mm512_loadu_si512((const __m512i *)&b[64]);
+    const __m512i t_6 = nttgen_kyber_r1_avx512_montmul(x_32, zeta_1, zetaqinv_1);
+    const __m512i t_7 = nttgen_kyber_r1_avx512_montmul(x_33, zeta_1, zetaqinv_1);
+    const __m512i x_44 = _mm512_add_epi16(x_34, t_2);
+    const __m512i x_45 = _mm512_sub_epi16(x_34, t_2);
+    const __m512i x_46 = _mm512_add_epi16(x_35, t_3);
+    const __m512i x_47 = _mm512_sub_epi16(x_35, t_3);
+    const __m512i x_48 = _mm512_unpacklo_epi64(x_38, x_39);
+    const __m512i x_49 = _mm512_unpackhi_epi64(x_38, x_39);
+    const __m512i x_50 = _mm512_unpacklo_epi64(x_40, x_41);
+    const __m512i x_51 = _mm512_unpackhi_epi64(x_40, x_41);
+    const __m512i x_52 = _mm512_unpacklo_epi64(x_44, x_45);
+    const __m512i x_53 = _mm512_unpackhi_epi64(x_44, x_45);
+    const __m512i x_54 = _mm512_unpacklo_epi64(x_46, x_47);
+    const __m512i x_55 = _mm512_unpackhi_epi64(x_46, x_47);
+    const __m512i t_8 = nttgen_kyber_r1_avx512_montmul(x_49, zeta_2, zetaqinv_2);
+    const __m512i t_9 = nttgen_kyber_r1_avx512_montmul(x_51, zeta_2, zetaqinv_2);
+    const __m512i t_10 = nttgen_kyber_r1_avx512_montmul(x_53, zeta_3, zetaqinv_3);
+    const __m512i t_11 = nttgen_kyber_r1_avx512_montmul(x_55, zeta_3, zetaqinv_3);
+    const __m512i x_56 = _mm512_add_epi16(x_36, x_37);
+    const __m512i x_57 = _mm512_sub_epi16(x_36, x_37);
+    const __m512i x_58 = _mm512_add_epi16(x_42, x_43);
+    const __m512i x_59 = _mm512_sub_epi16(x_42, x_43);
+    const __m512i x_60 = nttgen_kyber_r1_avx512_ilv16_lo(x_56, x_57);
+    const __m512i x_61 = nttgen_kyber_r1_avx512_ilv16_hi(x_56, x_57);
+    const __m512i x_62 = nttgen_kyber_r1_avx512_ilv16_lo(x_58, x_59);
+    const __m512i x_63 = nttgen_kyber_r1_avx512_ilv16_hi(x_58, x_59);
+    const __m512i x_64 = _mm512_add_epi16(x_60, t_4);
+    const __m512i x_65 = _mm512_sub_epi16(x_60, t_4);
+    const __m512i x_66 = _mm512_add_epi16(x_61, t_5);
+    const __m512i x_67 = _mm512_sub_epi16(x_61, t_5);
+    const __m512i x_68 = _mm512_add_epi16(x_62, t_6);
+    const __m512i x_69 = _mm512_sub_epi16(x_62, t_6);
+    const __m512i x_70 = _mm512_add_epi16(x_63, t_7);
+    const __m512i x_71 = _mm512_sub_epi16(x_63, t_7);
+    const __m512i x_72 = _mm512_unpacklo_epi64(x_64, x_65);
+    const __m512i x_73 = _mm512_unpackhi_epi64(x_64, x_65);
+    const __m512i x_74 = _mm512_unpacklo_epi64(x_66, x_67);
+    const __m512i x_75 = _mm512_unpackhi_epi64(x_66, x_67);
+    const __m512i x_76 = _mm512_unpacklo_epi64(x_68, x_69);
+    const __m512i x_77 = _mm512_unpackhi_epi64(x_68, x_69);
+    const __m512i x_78 = _mm512_unpacklo_epi64(x_70, x_71);
+    const __m512i x_79 = _mm512_unpackhi_epi64(x_70, x_71);
+    const __m512i zeta_4 = _mm512_load_si512((const __m512i *)&zetas_dit_0[128]);
+    const __m512i zetaqinv_4 = _mm512_load_si512((const __m512i *)&zetas_dit_0[160]);
+    const __m512i zeta_5 = _mm512_load_si512((const __m512i *)&zetas_dit_0[128]);
+    const __m512i zetaqinv_5 = _mm512_load_si512((const __m512i *)&zetas_dit_0[160]);
+    const __m512i t_12 = nttgen_kyber_r1_avx512_montmul(x_48, zeta_2, zetaqinv_2);
+    const __m512i x_80 = _mm512_add_epi16(x_73, t_8);
+    const __m512i x_81 = _mm512_sub_epi16(x_73, t_8);
+    const __m512i t_13 = nttgen_kyber_r1_avx512_montmul(x_50, zeta_2, zetaqinv_2);
+    const __m512i x_82 = _mm512_add_epi16(x_75, t_9);
+    const __m512i x_83 = _mm512_sub_epi16(x_75, t_9);
+    const __m512i t_14 = nttgen_kyber_r1_avx512_montmul(x_52, zeta_3, zetaqinv_3);
+    const __m512i x_84 = _mm512_add_epi16(x_77, t_10);
+    const __m512i x_85 = _mm512_sub_epi16(x_77, t_10);
+    const __m512i t_15 = nttgen_kyber_r1_avx512_montmul(x_54, zeta_3, zetaqinv_3);
+    const __m512i x_86 = _mm512_add_epi16(x_79, t_11);
+    const __m512i x_87 = _mm512_sub_epi16(x_79, t_11);
+    const __m512i x_88 = nttgen_kyber_r1_avx512_unzip32_lo(x_80, x_81);
+    const __m512i x_89 = nttgen_kyber_r1_avx512_unzip32_hi(x_80, x_81);
+    const __m512i x_90 = nttgen_kyber_r1_avx512_unzip32_lo(x_82, x_83);
+    const __m512i x_91 = nttgen_kyber_r1_avx512_unzip32_hi(x_82, x_83);
+    const __m512i x_92 = nttgen_kyber_r1_avx512_unzip32_lo(x_84, x_85);
+    const __m512i x_93 = nttgen_kyber_r1_avx512_unzip32_hi(x_84, x_85);
+    const __m512i x_94 = nttgen_kyber_r1_avx512_unzip32_lo(x_86, x_87);
+    const __m512i x_95 = nttgen_kyber_r1_avx512_unzip32_hi(x_86, x_87);
+    goto part_1;
+part_1:;
+    const __m512i t_16 = nttgen_kyber_r1_avx512_montmul(x_91, zeta_4, zetaqinv_4);
+    const __m512i red_0 = nttgen_kyber_r1_avx512_barrett_coarse(x_89);
+    const __m512i t_17 = nttgen_kyber_r1_avx512_montmul(x_95, zeta_5, zetaqinv_5);
+    const __m512i red_1 = nttgen_kyber_r1_avx512_barrett_coarse(x_93);
+    const __m512i x_96 = _mm512_add_epi16(x_72, t_12);
+    const __m512i x_97 = _mm512_sub_epi16(x_72, t_12);
+    const __m512i x_98 = _mm512_add_epi16(x_74, t_13);
+    const __m512i x_99 = _mm512_sub_epi16(x_74, t_13);
+    const __m512i x_100 = _mm512_add_epi16(x_76, t_14);
+    const __m512i x_101 = _mm512_sub_epi16(x_76, t_14);
+    const __m512i x_102 = _mm512_add_epi16(x_78, t_15);
+    const __m512i x_103 = _mm512_sub_epi16(x_78, t_15);
+    const __m512i x_104 = nttgen_kyber_r1_avx512_unzip32_lo(x_96, x_97);
+    const __m512i x_105 = nttgen_kyber_r1_avx512_unzip32_hi(x_96, x_97);
+    const __m512i x_106 = nttgen_kyber_r1_avx512_unzip32_lo(x_98, x_99);
+    const __m512i x_107 = nttgen_kyber_r1_avx512_unzip32_hi(x_98, x_99);
+    const __m512i x_108 = nttgen_kyber_r1_avx512_unzip32_lo(x_100, x_101);
+    const __m512i x_109 = nttgen_kyber_r1_avx512_unzip32_hi(x_100, x_101);
+    const __m512i x_110 = nttgen_kyber_r1_avx512_unzip32_lo(x_102, x_103);
+    const __m512i x_111 = nttgen_kyber_r1_avx512_unzip32_hi(x_102, x_103);
+    const __m512i zeta_6 = _mm512_load_si512((const __m512i *)&zetas_dit_0[192]);
+    const __m512i zetaqinv_6 = _mm512_load_si512((const __m512i *)&zetas_dit_0[224]);
+    const __m512i zeta_7 = _mm512_load_si512((const __m512i *)&zetas_dit_0[192]);
+    const __m512i zetaqinv_7 = _mm512_load_si512((const __m512i *)&zetas_dit_0[224]);
+    const __m512i t_18 = nttgen_kyber_r1_avx512_montmul(x_90, zeta_4, zetaqinv_4);
+    const __m512i red_2 = nttgen_kyber_r1_avx512_barrett_coarse(x_88);
+    const __m512i t_19 = nttgen_kyber_r1_avx512_montmul(x_107, zeta_4, zetaqinv_4);
+    const __m512i red_3 = nttgen_kyber_r1_avx512_barrett_coarse(x_105);
+    const __m512i x_112 = _mm512_add_epi16(red_0, t_16);
+    const __m512i x_113 = _mm512_sub_epi16(red_0, t_16);
+    const __m512i t_20 = nttgen_kyber_r1_avx512_montmul(x_94, zeta_5, zetaqinv_5);
+    const __m512i red_4 = nttgen_kyber_r1_avx512_barrett_coarse(x_92);
+    const __m512i t_21 = nttgen_kyber_r1_avx512_montmul(x_111, zeta_5, zetaqinv_5);
+    const __m512i red_5 = nttgen_kyber_r1_avx512_barrett_coarse(x_109);
+    const __m512i x_114 = _mm512_add_epi16(red_1, t_17);
+    const __m512i x_115 = _mm512_sub_epi16(red_1, t_17);
+    const __m512i x_116 = nttgen_kyber_r1_avx512_ilv128_lo(x_112, x_113);
+    const __m512i x_117 = nttgen_kyber_r1_avx512_ilv128_hi(x_112, x_113);
+    const __m512i x_118 = nttgen_kyber_r1_avx512_ilv128_lo(x_114, x_115);
+    const __m512i x_119 = nttgen_kyber_r1_avx512_ilv128_hi(x_114, x_115);
+    const __m512i t_22 = nttgen_kyber_r1_avx512_montmul(x_117, zeta_6, zetaqinv_6);
+    const __m512i t_23 = nttgen_kyber_r1_avx512_montmul(x_119, zeta_7, zetaqinv_7);
+    const __m512i t_24 = nttgen_kyber_r1_avx512_montmul(x_106, zeta_4, zetaqinv_4);
+    const __m512i red_6 = nttgen_kyber_r1_avx512_barrett_coarse(x_104);
+    const __m512i x_120 = _mm512_add_epi16(red_2, t_18);
+    const __m512i x_121 = _mm512_sub_epi16(red_2, t_18);
+    const __m512i x_122 = _mm512_add_epi16(red_3, t_19);
+    const __m512i x_123 = _mm512_sub_epi16(red_3, t_19);
+    const __m512i t_25 = nttgen_kyber_r1_avx512_montmul(x_110, zeta_5, zetaqinv_5);
+    const __m512i red_7 = nttgen_kyber_r1_avx512_barrett_coarse(x_108);
+    const __m512i x_124 = _mm512_add_epi16(red_4, t_20);
+    const __m512i x_125 = _mm512_sub_epi16(red_4, t_20);
+    const __m512i x_126 = _mm512_add_epi16(red_5, t_21);
+    const __m512i x_127 = _mm512_sub_epi16(red_5, t_21);
+    const __m512i x_128 = nttgen_kyber_r1_avx512_ilv128_lo(x_120, x_121);
+    const __m512i x_129 = nttgen_kyber_r1_avx512_ilv128_hi(x_120, x_121);
+    const __m512i x_130 = nttgen_kyber_r1_avx512_ilv128_lo(x_122, x_123);
+    const __m512i x_131 = nttgen_kyber_r1_avx512_ilv128_hi(x_122, x_123);
+    const __m512i x_132 = nttgen_kyber_r1_avx512_ilv128_lo(x_124, x_125);
+    const __m512i x_133 = nttgen_kyber_r1_avx512_ilv128_hi(x_124, x_125);
+    const __m512i x_134 = nttgen_kyber_r1_avx512_ilv128_lo(x_126, x_127);
+    const __m512i x_135 = nttgen_kyber_r1_avx512_ilv128_hi(x_126, x_127);
+    const __m512i zeta_8 = _mm512_load_si512((const __m512i *)&zetas_dit_0[256]);
+    const __m512i zetaqinv_8 = _mm512_load_si512((const __m512i *)&zetas_dit_0[288]);
+    const __m512i zeta_9 = _mm512_load_si512((const __m512i *)&zetas_dit_0[256]);
+    const __m512i zetaqinv_9 = _mm512_load_si512((const __m512i *)&zetas_dit_0[288]);
+    const __m512i t_26 = nttgen_kyber_r1_avx512_montmul(x_129, zeta_6, zetaqinv_6);
+    const __m512i t_27 = nttgen_kyber_r1_avx512_montmul(x_116, zeta_6, zetaqinv_6);
+    const __m512i x_136 = _mm512_add_epi16(x_131, t_22);
+    const __m512i x_137 = _mm512_sub_epi16(x_131, t_22);
+    const __m512i t_28 = nttgen_kyber_r1_avx512_montmul(x_133, zeta_7, zetaqinv_7);
+    const __m512i t_29 = nttgen_kyber_r1_avx512_montmul(x_118, zeta_7, zetaqinv_7);
+    const __m512i x_138 = _mm512_add_epi16(x_135, t_23);
+    const __m512i x_139 = _mm512_sub_epi16(x_135, t_23);
+    const __m512i x_140 = _mm512_shuffle_i64x2(x_136, x_137, 68);
+    const __m512i x_141 = _mm512_shuffle_i64x2(x_136, x_137, 238);
+    const __m512i x_142 = _mm512_shuffle_i64x2(x_138, x_139, 68);
+    const __m512i x_143 = _mm512_shuffle_i64x2(x_138, x_139, 238);
+    const __m512i t_30 = nttgen_kyber_r1_avx512_montmul(x_141, zeta_8, zetaqinv_8);
+    const __m512i t_31 = nttgen_kyber_r1_avx512_montmul(x_143, zeta_9, zetaqinv_9);
+    const __m512i x_144 = _mm512_add_epi16(red_6, t_24);
+    const __m512i x_145 = _mm512_sub_epi16(red_6, t_24);
+    const __m512i x_146 = _mm512_add_epi16(red_7, t_25);
+    const __m512i x_147 = _mm512_sub_epi16(red_7, t_25);
+    const __m512i x_148 = nttgen_kyber_r1_avx512_ilv128_lo(x_144, x_145);
+    const __m512i x_149 = nttgen_kyber_r1_avx512_ilv128_hi(x_144, x_145);
+    const __m512i x_150 = nttgen_kyber_r1_avx512_ilv128_lo(x_146, x_147);
+    const __m512i x_151 = nttgen_kyber_r1_avx512_ilv128_hi(x_146, x_147);
+    const __m512i zeta_10 = _mm512_load_si512((const __m512i *)&zetas_dit_0[320]);
+    const __m512i zetaqinv_10 = _mm512_load_si512((const __m512i *)&zetas_dit_0[352]);
+    const __m512i zeta_11 = _mm512_load_si512((const __m512i *)&zetas_dit_0[384]);
+    const __m512i zetaqinv_11 = _mm512_load_si512((const __m512i *)&zetas_dit_0[416]);
+    const __m512i t_32 = nttgen_kyber_r1_avx512_montmul(x_128, zeta_6, zetaqinv_6);
+    const __m512i x_152 = _mm512_add_epi16(x_149, t_26);
+    const __m512i x_153 = _mm512_sub_epi16(x_149, t_26);
+    const __m512i x_154 = _mm512_add_epi16(x_130, t_27);
+    const __m512i x_155 = _mm512_sub_epi16(x_130, t_27);
+    const __m512i zeta_12 = _mm512_load_si512((const __m512i *)&zetas_dit_0[320]);
+    const __m512i zetaqinv_12 = _mm512_load_si512((const __m512i *)&zetas_dit_0[352]);
+    const __m512i zeta_13 = _mm512_load_si512((const __m512i *)&zetas_dit_0[384]);
+    const __m512i zetaqinv_13 = _mm512_load_si512((const __m512i *)&zetas_dit_0[416]);
+    const __m512i t_33 = nttgen_kyber_r1_avx512_montmul(x_132, zeta_7, zetaqinv_7);
+    const __m512i x_156 = _mm512_add_epi16(x_151, t_28);
+    const __m512i x_157 = _mm512_sub_epi16(x_151, t_28);
+    const __m512i x_158 = _mm512_add_epi16(x_134, t_29);
+    const __m512i x_159 = _mm512_sub_epi16(x_134, t_29);
+    const __m512i x_160 = _mm512_shuffle_i64x2(x_152, x_153, 68);
+    const __m512i x_161 = _mm512_shuffle_i64x2(x_152, x_153, 238);
+    const __m512i x_162 = _mm512_shuffle_i64x2(x_154, x_155, 68);
+    const __m512i x_163 = _mm512_shuffle_i64x2(x_154, x_155, 238);
+    const __m512i x_164 = _mm512_shuffle_i64x2(x_156, x_157, 68);
+    const __m512i x_165 = _mm512_shuffle_i64x2(x_156, x_157, 238);
+    const __m512i x_166 = _mm512_shuffle_i64x2(x_158, x_159, 68);
+    const __m512i x_167 = _mm512_shuffle_i64x2(x_158, x_159, 238);
+    const __m512i t_34 = nttgen_kyber_r1_avx512_montmul(x_163, zeta_8, zetaqinv_8);
+    const __m512i t_35 = nttgen_kyber_r1_avx512_montmul(x_140, zeta_8, zetaqinv_8);
+    const __m512i x_168 = _mm512_add_epi16(x_161, t_30);
+    const __m512i x_169 = _mm512_sub_epi16(x_161, t_30);
+    const __m512i t_36 = nttgen_kyber_r1_avx512_montmul(x_167, zeta_9, zetaqinv_9);
+    const __m512i t_37 = nttgen_kyber_r1_avx512_montmul(x_142, zeta_9, zetaqinv_9);
+    const __m512i x_170 = _mm512_add_epi16(x_165, t_31);
+    const __m512i x_171 = _mm512_sub_epi16(x_165, t_31);
+    const __m512i t_38 = nttgen_kyber_r1_avx512_montmul(x_168, zeta_10, zetaqinv_10);
+    const __m512i t_39 = nttgen_kyber_r1_avx512_montmul(x_169, zeta_11, zetaqinv_11);
+    const __m512i t_40 = nttgen_kyber_r1_avx512_montmul(x_170, zeta_12, zetaqinv_12);
+    const __m512i t_41 = nttgen_kyber_r1_avx512_montmul(x_171, zeta_13, zetaqinv_13);
+    const __m512i x_172 = _mm512_add_epi16(x_148, t_32);
+    const __m512i x_173 = _mm512_sub_epi16(x_148, t_32);
+    goto part_2;
+part_2:;
+    const __m512i x_174 = _mm512_add_epi16(x_150, t_33);
+    const __m512i x_175 = _mm512_sub_epi16(x_150, t_33);
+    const __m512i zeta_14 = _mm512_load_si512((const __m512i *)&zetas_dit_0[448]);
+    const __m512i zetaqinv_14 = _mm512_load_si512((const __m512i *)&zetas_dit_0[480]);
+    const __m512i zeta_15 = _mm512_load_si512((const __m512i *)&zetas_dit_0[512]);
+    const __m512i zetaqinv_15 = _mm512_load_si512((const __m512i *)&zetas_dit_0[544]);
+    const __m512i zeta_16 = _mm512_load_si512((const __m512i *)&zetas_dit_0[576]);
+    const __m512i zetaqinv_16 = _mm512_load_si512((const __m512i *)&zetas_dit_0[608]);
+    const __m512i zeta_17 = _mm512_load_si512((const __m512i *)&zetas_dit_0[640]);
+    const __m512i zetaqinv_17 = _mm512_load_si512((const __m512i *)&zetas_dit_0[672]);
+    const __m512i x_176 = _mm512_shuffle_i64x2(x_172, x_173, 68);
+    const __m512i x_177 = _mm512_shuffle_i64x2(x_172, x_173, 238);
+    const __m512i zeta_18 = _mm512_load_si512((const __m512i *)&zetas_dit_0[448]);
+    const __m512i zetaqinv_18 = _mm512_load_si512((const __m512i *)&zetas_dit_0[480]);
+    const __m512i zeta_19 = _mm512_load_si512((const __m512i *)&zetas_dit_0[512]);
+    const __m512i zetaqinv_19 = _mm512_load_si512((const __m512i *)&zetas_dit_0[544]);
+    const __m512i zeta_20 = _mm512_load_si512((const __m512i *)&zetas_dit_0[576]);
+    const __m512i zetaqinv_20 = _mm512_load_si512((const __m512i *)&zetas_dit_0[608]);
+    const __m512i zeta_21 = _mm512_load_si512((const __m512i *)&zetas_dit_0[640]);
+    const __m512i zetaqinv_21 = _mm512_load_si512((const __m512i *)&zetas_dit_0[672]);
+    const __m512i x_178 = _mm512_shuffle_i64x2(x_174, x_175, 68);
+    const __m512i x_179 = _mm512_shuffle_i64x2(x_174, x_175, 238);
+    const __m512i t_42 = nttgen_kyber_r1_avx512_montmul(x_162, zeta_8, zetaqinv_8);
+    const __m512i x_180 = _mm512_add_epi16(x_177, t_34);
+    const __m512i x_181 = _mm512_sub_epi16(x_177, t_34);
+    const __m512i x_182 = _mm512_add_epi16(x_160, t_35);
+    const __m512i x_183 = _mm512_sub_epi16(x_160, t_35);
+    const __m512i t_43 = nttgen_kyber_r1_avx512_montmul(x_166, zeta_9, zetaqinv_9);
+    const __m512i x_184 = _mm512_add_epi16(x_179, t_36);
+    const __m512i x_185 = _mm512_sub_epi16(x_179, t_36);
+    const __m512i x_186 = _mm512_add_epi16(x_164, t_37);
+    const __m512i x_187 = _mm512_sub_epi16(x_164, t_37);
+    const __m512i t_44 = nttgen_kyber_r1_avx512_montmul(x_182, zeta_10, zetaqinv_10);
+    const __m512i x_188 = _mm512_add_epi16(x_180, t_38);
+    const __m512i x_189 = _mm512_sub_epi16(x_180, t_38);
+    const __m512i t_45 = nttgen_kyber_r1_avx512_montmul(x_183, zeta_11, zetaqinv_11);
+    const __m512i x_190 = _mm512_add_epi16(x_181, t_39);
+    const __m512i x_191 = _mm512_sub_epi16(x_181, t_39);
+    const __m512i t_46 = nttgen_kyber_r1_avx512_montmul(x_186, zeta_12, zetaqinv_12);
+    const __m512i x_192 = _mm512_add_epi16(x_184, t_40);
+    const __m512i x_193 = _mm512_sub_epi16(x_184, t_40);
+    const __m512i t_47 = nttgen_kyber_r1_avx512_montmul(x_187, zeta_13, zetaqinv_13);
+    const __m512i x_194 = _mm512_add_epi16(x_185, t_41);
+    const __m512i x_195 = _mm512_sub_epi16(x_185, t_41);
+    const __m512i t_48 = nttgen_kyber_r1_avx512_montmul(x_188, zeta_14, zetaqinv_14);
+    const __m512i t_49 = nttgen_kyber_r1_avx512_montmul(x_189, zeta_15, zetaqinv_15);
+    const __m512i t_50 = nttgen_kyber_r1_avx512_montmul(x_190, zeta_16, zetaqinv_16);
+    const __m512i t_51 = nttgen_kyber_r1_avx512_montmul(x_191, zeta_17, zetaqinv_17);
+    const __m512i t_52 = nttgen_kyber_r1_avx512_montmul(x_192, zeta_18, zetaqinv_18);
+    const __m512i t_53 = nttgen_kyber_r1_avx512_montmul(x_193, zeta_19, zetaqinv_19);
+    const __m512i t_54 = nttgen_kyber_r1_avx512_montmul(x_194, zeta_20, zetaqinv_20);
+    const __m512i t_55 = nttgen_kyber_r1_avx512_montmul(x_195, zeta_21, zetaqinv_21);
+    const __m512i tw_0 = _mm512_load_si512((const __m512i *)&twist_0[0]);
+    const __m512i twqinv_0 = _mm512_load_si512((const __m512i *)&twist_0[32]);
+    const __m512i tw_1 = _mm512_load_si512((const __m512i *)&twist_0[256]);
+    const __m512i twqinv_1 = _mm512_load_si512((const __m512i *)&twist_0[288]);
+    const __m512i tw_2 = _mm512_load_si512((const __m512i *)&twist_0[128]);
+    const __m512i twqinv_2 = _mm512_load_si512((const __m512i *)&twist_0[160]);
+    const __m512i tw_3 = _mm512_load_si512((const __m512i *)&twist_0[384]);
+    const __m512i twqinv_3 = _mm512_load_si512((const __m512i *)&twist_0[416]);
+    const __m512i tw_4 = _mm512_load_si512((const __m512i *)&twist_0[64]);
+    const __m512i twqinv_4 = _mm512_load_si512((const __m512i *)&twist_0[96]);
+    const __m512i tw_5 = _mm512_load_si512((const __m512i *)&twist_0[320]);
+    const __m512i twqinv_5 = _mm512_load_si512((const __m512i *)&twist_0[352]);
+    const __m512i tw_6 = _mm512_load_si512((const __m512i *)&twist_0[192]);
+    const __m512i twqinv_6 = _mm512_load_si512((const __m512i *)&twist_0[224]);
+    const __m512i tw_7 = _mm512_load_si512((const __m512i *)&twist_0[448]);
+    const __m512i twqinv_7 = _mm512_load_si512((const __m512i *)&twist_0[480]);
+    const __m512i tw_8 = _mm512_load_si512((const __m512i *)&twist_0[0]);
+    const __m512i twqinv_8 = _mm512_load_si512((const __m512i *)&twist_0[32]);
+    const __m512i tw_9 = _mm512_load_si512((const __m512i *)&twist_0[256]);
+    const __m512i twqinv_9 = _mm512_load_si512((const __m512i *)&twist_0[288]);
+    const __m512i tw_10 = _mm512_load_si512((const __m512i *)&twist_0[128]);
+    const __m512i twqinv_10 = _mm512_load_si512((const __m512i *)&twist_0[160]);
+    const __m512i tw_11 = _mm512_load_si512((const __m512i *)&twist_0[384]);
+    const __m512i twqinv_11 = _mm512_load_si512((const __m512i *)&twist_0[416]);
+    const __m512i tw_12 = _mm512_load_si512((const __m512i *)&twist_0[64]);
+    const __m512i twqinv_12 = _mm512_load_si512((const __m512i *)&twist_0[96]);
+    const __m512i tw_13 = _mm512_load_si512((const __m512i *)&twist_0[320]);
+    const __m512i twqinv_13 = _mm512_load_si512((const __m512i *)&twist_0[352]);
+    const __m512i tw_14 = _mm512_load_si512((const __m512i *)&twist_0[192]);
+    const __m512i twqinv_14 = _mm512_load_si512((const __m512i *)&twist_0[224]);
+    const __m512i tw_15 = _mm512_load_si512((const __m512i *)&twist_0[448]);
+    const __m512i twqinv_15 = _mm512_load_si512((const __m512i *)&twist_0[480]);
+    const __m512i x_196 = _mm512_add_epi16(x_176, t_42);
+    const __m512i x_197 = _mm512_sub_epi16(x_176, t_42);
+    const __m512i x_198 = _mm512_add_epi16(x_178, t_43);
+    const __m512i x_199 = _mm512_sub_epi16(x_178, t_43);
+    const __m512i x_200 = _mm512_add_epi16(x_196, t_44);
+    const __m512i x_201 = _mm512_sub_epi16(x_196, t_44);
+    const __m512i x_202 = _mm512_add_epi16(x_197, t_45);
+    const __m512i x_203 = _mm512_sub_epi16(x_197, t_45);
+    const __m512i x_204 = _mm512_add_epi16(x_198, t_46);
+    const __m512i x_205 = _mm512_sub_epi16(x_198, t_46);
+    const __m512i x_206 = _mm512_add_epi16(x_199, t_47);
+    const __m512i x_207 = _mm512_sub_epi16(x_199, t_47);
+    const __m512i x_208 = _mm512_add_epi16(x_200, t_48);
+    const __m512i x_209 = _mm512_sub_epi16(x_200, t_48);
+    const __m512i x_210 = _mm512_add_epi16(x_201, t_49);
+    const __m512i x_211 = _mm512_sub_epi16(x_201, t_49);
+    const __m512i x_212 = _mm512_add_epi16(x_202, t_50);
+    const __m512i x_213 = _mm512_sub_epi16(x_202, t_50);
+    const __m512i x_214 = _mm512_add_epi16(x_203, t_51);
+    const __m512i x_215 = _mm512_sub_epi16(x_203, t_51);
+    const __m512i x_216 = _mm512_add_epi16(x_204, t_52);
+    const __m512i x_217 = _mm512_sub_epi16(x_204, t_52);
+    const __m512i x_218 = _mm512_add_epi16(x_205, t_53);
+    const __m512i x_219 = _mm512_sub_epi16(x_205, t_53);
+    const __m512i x_220 = _mm512_add_epi16(x_206, t_54);
+    const __m512i x_221 = _mm512_sub_epi16(x_206, t_54);
+    const __m512i x_222 = _mm512_add_epi16(x_207, t_55);
+    const __m512i x_223 = _mm512_sub_epi16(x_207, t_55);
+    const __m512i x_224 = nttgen_kyber_r1_avx512_montmul(x_208, tw_0, twqinv_0);
+    const __m512i x_225 = nttgen_kyber_r1_avx512_montmul(x_209, tw_1, twqinv_1);
+    const __m512i x_226 = nttgen_kyber_r1_avx512_montmul(x_210, tw_2, twqinv_2);
+    const __m512i x_227 = nttgen_kyber_r1_avx512_montmul(x_211, tw_3, twqinv_3);
+    const __m512i x_228 = nttgen_kyber_r1_avx512_montmul(x_212, tw_4, twqinv_4);
+    const __m512i x_229 = nttgen_kyber_r1_avx512_montmul(x_213, tw_5, twqinv_5);
+    const __m512i x_230 = nttgen_kyber_r1_avx512_montmul(x_214, tw_6, twqinv_6);
+    const __m512i x_231 = nttgen_kyber_r1_avx512_montmul(x_215, tw_7, twqinv_7);
+    const __m512i x_232 = nttgen_kyber_r1_avx512_montmul(x_216, tw_8, twqinv_8);
+    const __m512i x_233 = nttgen_kyber_r1_avx512_montmul(x_217, tw_9, twqinv_9);
+    const __m512i x_234 = nttgen_kyber_r1_avx512_montmul(x_218, tw_10, twqinv_10);
+    const __m512i x_235 = nttgen_kyber_r1_avx512_montmul(x_219, tw_11, twqinv_11);
+    const __m512i x_236 = nttgen_kyber_r1_avx512_montmul(x_220, tw_12, twqinv_12);
+    const __m512i x_237 = nttgen_kyber_r1_avx512_montmul(x_221, tw_13, twqinv_13);
+    const __m512i x_238 = nttgen_kyber_r1_avx512_montmul(x_222, tw_14, twqinv_14);
+    const __m512i x_239 = nttgen_kyber_r1_avx512_montmul(x_223, tw_15, twqinv_15);
+    goto part_3;
+part_3:;
+    _mm512_storeu_si512((__m512i *)&a[0], x_224);
+    _mm512_storeu_si512((__m512i *)&a[128], x_225);
+    _mm512_storeu_si512((__m512i *)&a[64], x_226);
+    _mm512_storeu_si512((__m512i *)&a[192], x_227);
+    _mm512_storeu_si512((__m512i *)&a[32], x_228);
+    _mm512_storeu_si512((__m512i *)&a[160], x_229);
+    _mm512_storeu_si512((__m512i *)&a[96], x_230);
+    _mm512_storeu_si512((__m512i *)&a[224], x_231);
+    _mm512_storeu_si512((__m512i *)&b[0], x_232);
+    _mm512_storeu_si512((__m512i *)&b[128], x_233);
+    _mm512_storeu_si512((__m512i *)&b[64], x_234);
+    _mm512_storeu_si512((__m512i *)&b[192], x_235);
+    _mm512_storeu_si512((__m512i *)&b[32], x_236);
+    _mm512_storeu_si512((__m512i *)&b[160], x_237);
+    _mm512_storeu_si512((__m512i *)&b[96], x_238);
+    _mm512_storeu_si512((__m512i *)&b[224], x_239);
+#ifdef NTTGEN_DEBUG
+    nttgen_kyber_r1_avx512_assert_range(a, 256, -5476, 5477);
+    nttgen_kyber_r1_avx512_assert_range(b, 256, -5476, 5477);
+#endif
+}
+
+/*
+ * inverse NTT times beta of k >= 1 polynomials stored one after another, in place
+ *
+ * Input:  a: k polynomials, NTT domain, native order
+ * Output: a: k polynomials, coefficients, standard order, times beta (as intt leaves each)
+ * a[256 x k]: on entry in [-9073, 9073], on exit in [-5476, 5477]
+ * k: number of polynomials, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 46, store 8, add 32, sub 32, montmul 36, barrett_coarse 4, shuffle 16, zip 4
+ */
+void nttgen_kyber_r1_avx512_intt_vec(int16_t *a, size_t k) {
+#ifdef NTTGEN_DEBUG
+    nttgen_kyber_r1_avx512_assert_range(a, k * 256, -9073, 9073);
+#endif
+    for (size_t i_0 = 0; (2 * i_0 + 1) < k; ++i_0) {
+        nttgen_kyber_r1_avx512_intt_pair(&a[256 * (2 * i_0)], &a[256 * (2 * i_0 + 1)]);
+    }
+    if (k & 1) {
+        nttgen_kyber_r1_avx512_intt(&a[256 * (k - 1)]);
+    }
+#ifdef NTTGEN_DEBUG
+    nttgen_kyber_r1_avx512_assert_range(a, k * 256, -5476, 5477);
 #endif
 }
 

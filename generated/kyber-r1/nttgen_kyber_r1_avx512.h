@@ -75,6 +75,16 @@
  *       ops: load 162, store 8, add 96, sub 96, montmul 100, montmul_var 8, barrett_coarse 12,
  *         cond_add_q 8, shuffle 48, zip 12
  *       coefficient reductions: 384
+ *   nttgen_kyber_r1_avx512_ntt_vec: forward NTT of k >= 1 polynomials stored one after another, in
+ *     place
+ *       a in [-7680, 7680] -> a in [-18058, 18058]
+ *       ops: load 62, store 8, add 32, sub 32, montmul 32, barrett 4, shuffle 16, zip 4
+ *       coefficient reductions: 128
+ *   nttgen_kyber_r1_avx512_intt_vec: inverse NTT times beta of k >= 1 polynomials stored one after
+ *     another, in place
+ *       a in [-9073, 9073] -> a in [-5476, 5477]
+ *       ops: load 46, store 8, add 32, sub 32, montmul 36, barrett_coarse 4, shuffle 16, zip 4
+ *       coefficient reductions: 128
  */
 #ifndef NTTGEN_KYBER_R1_AVX512_H
 #define NTTGEN_KYBER_R1_AVX512_H
@@ -246,6 +256,28 @@ void nttgen_kyber_r1_avx512_from_standard(int16_t a[256]);
  *   cond_add_q 8, shuffle 48, zip 12
  */
 void nttgen_kyber_r1_avx512_polymul(int16_t r[256], const int16_t a[256], const int16_t b[256]);
+
+/*
+ * forward NTT of k >= 1 polynomials stored one after another, in place
+ *
+ * Input:  a: k polynomials, coefficients in the standard order
+ * Output: a: k polynomials, NTT domain in this ISA's native order (as ntt leaves each)
+ * a[256 x k]: on entry in [-7680, 7680], on exit in [-18058, 18058]
+ * k: number of polynomials, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 62, store 8, add 32, sub 32, montmul 32, barrett 4, shuffle 16, zip 4
+ */
+void nttgen_kyber_r1_avx512_ntt_vec(int16_t *a, size_t k);
+
+/*
+ * inverse NTT times beta of k >= 1 polynomials stored one after another, in place
+ *
+ * Input:  a: k polynomials, NTT domain, native order
+ * Output: a: k polynomials, coefficients, standard order, times beta (as intt leaves each)
+ * a[256 x k]: on entry in [-9073, 9073], on exit in [-5476, 5477]
+ * k: number of polynomials, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 46, store 8, add 32, sub 32, montmul 36, barrett_coarse 4, shuffle 16, zip 4
+ */
+void nttgen_kyber_r1_avx512_intt_vec(int16_t *a, size_t k);
 
 #ifdef __cplusplus
 }

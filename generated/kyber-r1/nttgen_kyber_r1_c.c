@@ -66,6 +66,15 @@
  *       ops: load 8186, store 6400, add 3072, sub 3072, montmul 3200, montmul_var 256, barrett
  *         1024, cond_add_q 256, const 256
  *       coefficient reductions: 1024
+ *   nttgen_kyber_r1_c_ntt_vec: forward NTT of k >= 1 polynomials stored one after another, in place
+ *       a in [-7680, 7680] -> a in [-18519, 18519]
+ *       ops: load 2558, store 2048, add 1024, sub 1024, montmul 1024, barrett 128
+ *       coefficient reductions: 128
+ *   nttgen_kyber_r1_c_intt_vec: inverse NTT times beta of k >= 1 polynomials stored one after
+ *     another, in place
+ *       a in [-9073, 9073] -> a in [-4064, 4064]
+ *       ops: load 2558, store 2048, add 1024, sub 1024, montmul 1152, barrett 768, const 256
+ *       coefficient reductions: 768
  */
 #include "nttgen_kyber_r1_c.h"
 
@@ -1137,5 +1146,47 @@ void nttgen_kyber_r1_c_polymul(int16_t r[256], const int16_t a[256], const int16
     nttgen_kyber_r1_c_intt_reduce(r);
 #ifdef NTTGEN_DEBUG
     nttgen_kyber_r1_c_assert_range(r, 256, 0, 7680);
+#endif
+}
+
+/*
+ * forward NTT of k >= 1 polynomials stored one after another, in place
+ *
+ * Input:  a: k polynomials, coefficients in the standard order
+ * Output: a: k polynomials, NTT domain in this ISA's native order (as ntt leaves each)
+ * a[256 x k]: on entry in [-7680, 7680], on exit in [-18519, 18519]
+ * k: number of polynomials, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 2558, store 2048, add 1024, sub 1024, montmul 1024, barrett 128
+ */
+void nttgen_kyber_r1_c_ntt_vec(int16_t *a, size_t k) {
+#ifdef NTTGEN_DEBUG
+    nttgen_kyber_r1_c_assert_range(a, k * 256, -7680, 7680);
+#endif
+    for (size_t i_0 = 0; i_0 < k; ++i_0) {
+        nttgen_kyber_r1_c_ntt(&a[256 * i_0]);
+    }
+#ifdef NTTGEN_DEBUG
+    nttgen_kyber_r1_c_assert_range(a, k * 256, -18519, 18519);
+#endif
+}
+
+/*
+ * inverse NTT times beta of k >= 1 polynomials stored one after another, in place
+ *
+ * Input:  a: k polynomials, NTT domain, native order
+ * Output: a: k polynomials, coefficients, standard order, times beta (as intt leaves each)
+ * a[256 x k]: on entry in [-9073, 9073], on exit in [-4064, 4064]
+ * k: number of polynomials, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 2558, store 2048, add 1024, sub 1024, montmul 1152, barrett 768, const 256
+ */
+void nttgen_kyber_r1_c_intt_vec(int16_t *a, size_t k) {
+#ifdef NTTGEN_DEBUG
+    nttgen_kyber_r1_c_assert_range(a, k * 256, -9073, 9073);
+#endif
+    for (size_t i_0 = 0; i_0 < k; ++i_0) {
+        nttgen_kyber_r1_c_intt(&a[256 * i_0]);
+    }
+#ifdef NTTGEN_DEBUG
+    nttgen_kyber_r1_c_assert_range(a, k * 256, -4064, 4064);
 #endif
 }

@@ -75,6 +75,16 @@
  *       ops: load 702, store 224, add 384, sub 384, montmul 400, montmul_var 32, barrett 32,
  *         barrett_coarse 16, cond_add_q 32, shuffle 144
  *       coefficient reductions: 384
+ *   nttgen_kyber_r1_neon_ntt_vec: forward NTT of k >= 1 polynomials stored one after another, in
+ *     place
+ *       a in [-7680, 7680] -> a in [-18285, 18285]
+ *       ops: load 222, store 64, add 128, sub 128, montmul 128, barrett 16, shuffle 48
+ *       coefficient reductions: 128
+ *   nttgen_kyber_r1_neon_intt_vec: inverse NTT times beta of k >= 1 polynomials stored one after
+ *     another, in place
+ *       a in [-9073, 9073] -> a in [-5505, 5505]
+ *       ops: load 194, store 64, add 128, sub 128, montmul 144, barrett_coarse 16, shuffle 48
+ *       coefficient reductions: 128
  */
 #if !defined(NTTGEN_NO_ISA_CHECK) && !defined(__ARM_NEON)
 #error "compile this neon file with an AArch64 compiler (__ARM_NEON is not defined)"
@@ -2737,6 +2747,48 @@ void nttgen_kyber_r1_neon_polymul(int16_t r[256], const int16_t a[256], const in
     nttgen_kyber_r1_neon_intt_reduce(r);
 #ifdef NTTGEN_DEBUG
     nttgen_kyber_r1_neon_assert_range(r, 256, 0, 7680);
+#endif
+}
+
+/*
+ * forward NTT of k >= 1 polynomials stored one after another, in place
+ *
+ * Input:  a: k polynomials, coefficients in the standard order
+ * Output: a: k polynomials, NTT domain in this ISA's native order (as ntt leaves each)
+ * a[256 x k]: on entry in [-7680, 7680], on exit in [-18285, 18285]
+ * k: number of polynomials, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 222, store 64, add 128, sub 128, montmul 128, barrett 16, shuffle 48
+ */
+void nttgen_kyber_r1_neon_ntt_vec(int16_t *a, size_t k) {
+#ifdef NTTGEN_DEBUG
+    nttgen_kyber_r1_neon_assert_range(a, k * 256, -7680, 7680);
+#endif
+    for (size_t i_0 = 0; i_0 < k; ++i_0) {
+        nttgen_kyber_r1_neon_ntt(&a[256 * i_0]);
+    }
+#ifdef NTTGEN_DEBUG
+    nttgen_kyber_r1_neon_assert_range(a, k * 256, -18285, 18285);
+#endif
+}
+
+/*
+ * inverse NTT times beta of k >= 1 polynomials stored one after another, in place
+ *
+ * Input:  a: k polynomials, NTT domain, native order
+ * Output: a: k polynomials, coefficients, standard order, times beta (as intt leaves each)
+ * a[256 x k]: on entry in [-9073, 9073], on exit in [-5505, 5505]
+ * k: number of polynomials, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 194, store 64, add 128, sub 128, montmul 144, barrett_coarse 16, shuffle 48
+ */
+void nttgen_kyber_r1_neon_intt_vec(int16_t *a, size_t k) {
+#ifdef NTTGEN_DEBUG
+    nttgen_kyber_r1_neon_assert_range(a, k * 256, -9073, 9073);
+#endif
+    for (size_t i_0 = 0; i_0 < k; ++i_0) {
+        nttgen_kyber_r1_neon_intt(&a[256 * i_0]);
+    }
+#ifdef NTTGEN_DEBUG
+    nttgen_kyber_r1_neon_assert_range(a, k * 256, -5505, 5505);
 #endif
 }
 

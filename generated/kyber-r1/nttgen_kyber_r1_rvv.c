@@ -67,6 +67,16 @@
  *       ops: load 3578, store 1792, add 3072, sub 3072, montmul 3200, montmul_var 256, barrett 672,
  *         cond_add_q 256, const 256
  *       coefficient reductions: 672
+ *   nttgen_kyber_r1_rvv_ntt_vec: forward NTT of k >= 1 polynomials stored one after another, in
+ *     place
+ *       a in [-7680, 7680] -> a in [-18491, 18491]
+ *       ops: load 1022, store 512, add 1024, sub 1024, montmul 1024, barrett 128
+ *       coefficient reductions: 128
+ *   nttgen_kyber_r1_rvv_intt_vec: inverse NTT times beta of k >= 1 polynomials stored one after
+ *     another, in place
+ *       a in [-9073, 9073] -> a in [-4784, 4784]
+ *       ops: load 1022, store 512, add 1024, sub 1024, montmul 1152, barrett 416, const 256
+ *       coefficient reductions: 416
  */
 #if !defined(NTTGEN_NO_ISA_CHECK) && !defined(__riscv_vector)
 #error "compile this rvv file with -march=rv64gcv (__riscv_vector is not defined)"
@@ -2158,6 +2168,48 @@ void nttgen_kyber_r1_rvv_polymul(int16_t r[256], const int16_t a[256], const int
     nttgen_kyber_r1_rvv_intt_reduce(r);
 #ifdef NTTGEN_DEBUG
     nttgen_kyber_r1_rvv_assert_range(r, 256, 0, 7680);
+#endif
+}
+
+/*
+ * forward NTT of k >= 1 polynomials stored one after another, in place
+ *
+ * Input:  a: k polynomials, coefficients in the standard order
+ * Output: a: k polynomials, NTT domain in this ISA's native order (as ntt leaves each)
+ * a[256 x k]: on entry in [-7680, 7680], on exit in [-18491, 18491]
+ * k: number of polynomials, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 1022, store 512, add 1024, sub 1024, montmul 1024, barrett 128
+ */
+void nttgen_kyber_r1_rvv_ntt_vec(int16_t *a, size_t k) {
+#ifdef NTTGEN_DEBUG
+    nttgen_kyber_r1_rvv_assert_range(a, k * 256, -7680, 7680);
+#endif
+    for (size_t i_0 = 0; i_0 < k; ++i_0) {
+        nttgen_kyber_r1_rvv_ntt(&a[256 * i_0]);
+    }
+#ifdef NTTGEN_DEBUG
+    nttgen_kyber_r1_rvv_assert_range(a, k * 256, -18491, 18491);
+#endif
+}
+
+/*
+ * inverse NTT times beta of k >= 1 polynomials stored one after another, in place
+ *
+ * Input:  a: k polynomials, NTT domain, native order
+ * Output: a: k polynomials, coefficients, standard order, times beta (as intt leaves each)
+ * a[256 x k]: on entry in [-9073, 9073], on exit in [-4784, 4784]
+ * k: number of polynomials, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 1022, store 512, add 1024, sub 1024, montmul 1152, barrett 416, const 256
+ */
+void nttgen_kyber_r1_rvv_intt_vec(int16_t *a, size_t k) {
+#ifdef NTTGEN_DEBUG
+    nttgen_kyber_r1_rvv_assert_range(a, k * 256, -9073, 9073);
+#endif
+    for (size_t i_0 = 0; i_0 < k; ++i_0) {
+        nttgen_kyber_r1_rvv_intt(&a[256 * i_0]);
+    }
+#ifdef NTTGEN_DEBUG
+    nttgen_kyber_r1_rvv_assert_range(a, k * 256, -4784, 4784);
 #endif
 }
 

@@ -77,6 +77,16 @@
  *       ops: load 318, gather 64, store 128, scatter 32, add 192, sub 192, montmul 194, montmul_var
  *         16, barrett 16, barrett_coarse 14, cond_add_q 16
  *       coefficient reductions: 480
+ *   nttgen_kyber_r1_rvv128_ntt_vec: forward NTT of k >= 1 polynomials stored one after another, in
+ *     place
+ *       a in [-7680, 7680] -> a in [-18335, 18335]
+ *       ops: load 82, gather 32, store 48, add 64, sub 64, montmul 64, barrett 8
+ *       coefficient reductions: 128
+ *   nttgen_kyber_r1_rvv128_intt_vec: inverse NTT times beta of k >= 1 polynomials stored one after
+ *     another, in place
+ *       a in [-9073, 9073] -> a in [-5506, 5506]
+ *       ops: load 122, store 16, scatter 32, add 64, sub 64, montmul 66, barrett_coarse 14
+ *       coefficient reductions: 224
  */
 #if !defined(NTTGEN_NO_ISA_CHECK) && !defined(__riscv_vector)
 #error "compile this rvv128 file with -march=rv64gcv (__riscv_vector is not defined)"
@@ -1533,6 +1543,48 @@ void nttgen_kyber_r1_rvv128_polymul(int16_t r[256], const int16_t a[256], const 
     nttgen_kyber_r1_rvv128_intt_reduce(r);
 #ifdef NTTGEN_DEBUG
     nttgen_kyber_r1_rvv128_assert_range(r, 256, 0, 7680);
+#endif
+}
+
+/*
+ * forward NTT of k >= 1 polynomials stored one after another, in place
+ *
+ * Input:  a: k polynomials, coefficients in the standard order
+ * Output: a: k polynomials, NTT domain in this ISA's native order (as ntt leaves each)
+ * a[256 x k]: on entry in [-7680, 7680], on exit in [-18335, 18335]
+ * k: number of polynomials, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 82, gather 32, store 48, add 64, sub 64, montmul 64, barrett 8
+ */
+void nttgen_kyber_r1_rvv128_ntt_vec(int16_t *a, size_t k) {
+#ifdef NTTGEN_DEBUG
+    nttgen_kyber_r1_rvv128_assert_range(a, k * 256, -7680, 7680);
+#endif
+    for (size_t i_0 = 0; i_0 < k; ++i_0) {
+        nttgen_kyber_r1_rvv128_ntt(&a[256 * i_0]);
+    }
+#ifdef NTTGEN_DEBUG
+    nttgen_kyber_r1_rvv128_assert_range(a, k * 256, -18335, 18335);
+#endif
+}
+
+/*
+ * inverse NTT times beta of k >= 1 polynomials stored one after another, in place
+ *
+ * Input:  a: k polynomials, NTT domain, native order
+ * Output: a: k polynomials, coefficients, standard order, times beta (as intt leaves each)
+ * a[256 x k]: on entry in [-9073, 9073], on exit in [-5506, 5506]
+ * k: number of polynomials, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 122, store 16, scatter 32, add 64, sub 64, montmul 66, barrett_coarse 14
+ */
+void nttgen_kyber_r1_rvv128_intt_vec(int16_t *a, size_t k) {
+#ifdef NTTGEN_DEBUG
+    nttgen_kyber_r1_rvv128_assert_range(a, k * 256, -9073, 9073);
+#endif
+    for (size_t i_0 = 0; i_0 < k; ++i_0) {
+        nttgen_kyber_r1_rvv128_intt(&a[256 * i_0]);
+    }
+#ifdef NTTGEN_DEBUG
+    nttgen_kyber_r1_rvv128_assert_range(a, k * 256, -5506, 5506);
 #endif
 }
 

@@ -77,6 +77,16 @@
  *       ops: load 180, gather 32, store 64, scatter 16, add 96, sub 96, montmul 97, montmul_var 8,
  *         barrett 8, barrett_coarse 7, cond_add_q 8
  *       coefficient reductions: 480
+ *   nttgen_kyber_r1_rvv256_ntt_vec: forward NTT of k >= 1 polynomials stored one after another, in
+ *     place
+ *       a in [-7680, 7680] -> a in [-18069, 18069]
+ *       ops: load 48, gather 16, store 24, add 32, sub 32, montmul 32, barrett 4
+ *       coefficient reductions: 128
+ *   nttgen_kyber_r1_rvv256_intt_vec: inverse NTT times beta of k >= 1 polynomials stored one after
+ *     another, in place
+ *       a in [-9073, 9073] -> a in [-5476, 5476]
+ *       ops: load 68, store 8, scatter 16, add 32, sub 32, montmul 33, barrett_coarse 7
+ *       coefficient reductions: 224
  */
 #if !defined(NTTGEN_NO_ISA_CHECK) && !defined(__riscv_vector)
 #error "compile this rvv256 file with -march=rv64gcv (__riscv_vector is not defined)"
@@ -1397,6 +1407,48 @@ void nttgen_kyber_r1_rvv256_polymul(int16_t r[256], const int16_t a[256], const 
     nttgen_kyber_r1_rvv256_intt_reduce(r);
 #ifdef NTTGEN_DEBUG
     nttgen_kyber_r1_rvv256_assert_range(r, 256, 0, 7680);
+#endif
+}
+
+/*
+ * forward NTT of k >= 1 polynomials stored one after another, in place
+ *
+ * Input:  a: k polynomials, coefficients in the standard order
+ * Output: a: k polynomials, NTT domain in this ISA's native order (as ntt leaves each)
+ * a[256 x k]: on entry in [-7680, 7680], on exit in [-18069, 18069]
+ * k: number of polynomials, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 48, gather 16, store 24, add 32, sub 32, montmul 32, barrett 4
+ */
+void nttgen_kyber_r1_rvv256_ntt_vec(int16_t *a, size_t k) {
+#ifdef NTTGEN_DEBUG
+    nttgen_kyber_r1_rvv256_assert_range(a, k * 256, -7680, 7680);
+#endif
+    for (size_t i_0 = 0; i_0 < k; ++i_0) {
+        nttgen_kyber_r1_rvv256_ntt(&a[256 * i_0]);
+    }
+#ifdef NTTGEN_DEBUG
+    nttgen_kyber_r1_rvv256_assert_range(a, k * 256, -18069, 18069);
+#endif
+}
+
+/*
+ * inverse NTT times beta of k >= 1 polynomials stored one after another, in place
+ *
+ * Input:  a: k polynomials, NTT domain, native order
+ * Output: a: k polynomials, coefficients, standard order, times beta (as intt leaves each)
+ * a[256 x k]: on entry in [-9073, 9073], on exit in [-5476, 5476]
+ * k: number of polynomials, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 68, store 8, scatter 16, add 32, sub 32, montmul 33, barrett_coarse 7
+ */
+void nttgen_kyber_r1_rvv256_intt_vec(int16_t *a, size_t k) {
+#ifdef NTTGEN_DEBUG
+    nttgen_kyber_r1_rvv256_assert_range(a, k * 256, -9073, 9073);
+#endif
+    for (size_t i_0 = 0; i_0 < k; ++i_0) {
+        nttgen_kyber_r1_rvv256_intt(&a[256 * i_0]);
+    }
+#ifdef NTTGEN_DEBUG
+    nttgen_kyber_r1_rvv256_assert_range(a, k * 256, -5476, 5476);
 #endif
 }
 

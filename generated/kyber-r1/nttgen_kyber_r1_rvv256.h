@@ -77,6 +77,16 @@
  *       ops: load 180, gather 32, store 64, scatter 16, add 96, sub 96, montmul 97, montmul_var 8,
  *         barrett 8, barrett_coarse 7, cond_add_q 8
  *       coefficient reductions: 480
+ *   nttgen_kyber_r1_rvv256_ntt_vec: forward NTT of k >= 1 polynomials stored one after another, in
+ *     place
+ *       a in [-7680, 7680] -> a in [-18069, 18069]
+ *       ops: load 48, gather 16, store 24, add 32, sub 32, montmul 32, barrett 4
+ *       coefficient reductions: 128
+ *   nttgen_kyber_r1_rvv256_intt_vec: inverse NTT times beta of k >= 1 polynomials stored one after
+ *     another, in place
+ *       a in [-9073, 9073] -> a in [-5476, 5476]
+ *       ops: load 68, store 8, scatter 16, add 32, sub 32, montmul 33, barrett_coarse 7
+ *       coefficient reductions: 224
  */
 #ifndef NTTGEN_KYBER_R1_RVV256_H
 #define NTTGEN_KYBER_R1_RVV256_H
@@ -248,6 +258,28 @@ void nttgen_kyber_r1_rvv256_from_standard(int16_t a[256]);
  *   8, barrett 8, barrett_coarse 7, cond_add_q 8
  */
 void nttgen_kyber_r1_rvv256_polymul(int16_t r[256], const int16_t a[256], const int16_t b[256]);
+
+/*
+ * forward NTT of k >= 1 polynomials stored one after another, in place
+ *
+ * Input:  a: k polynomials, coefficients in the standard order
+ * Output: a: k polynomials, NTT domain in this ISA's native order (as ntt leaves each)
+ * a[256 x k]: on entry in [-7680, 7680], on exit in [-18069, 18069]
+ * k: number of polynomials, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 48, gather 16, store 24, add 32, sub 32, montmul 32, barrett 4
+ */
+void nttgen_kyber_r1_rvv256_ntt_vec(int16_t *a, size_t k);
+
+/*
+ * inverse NTT times beta of k >= 1 polynomials stored one after another, in place
+ *
+ * Input:  a: k polynomials, NTT domain, native order
+ * Output: a: k polynomials, coefficients, standard order, times beta (as intt leaves each)
+ * a[256 x k]: on entry in [-9073, 9073], on exit in [-5476, 5476]
+ * k: number of polynomials, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 68, store 8, scatter 16, add 32, sub 32, montmul 33, barrett_coarse 7
+ */
+void nttgen_kyber_r1_rvv256_intt_vec(int16_t *a, size_t k);
 
 #ifdef __cplusplus
 }

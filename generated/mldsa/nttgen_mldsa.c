@@ -11,10 +11,10 @@
  *         policy below does not skip, and keeps it; nttgen_mldsa_use_isa forces one for every
  *         group.
  * Groups: ntt, basemul, basemul_acc, basemul_cache, basemul_acc_cached, intt, to_standard,
- *         from_standard share one ISA (data in the NTT domain is in the native order of the
- *         ISA that wrote it); reduce, reduce_centred, reduce_partial, tomont, frommont,
- *         polymul are each chosen alone. nttgen_mldsa_isa() names the ISA of the NTT-domain
- *         operations.
+ *         from_standard, ntt_vec, intt_vec share one ISA (data in the NTT domain is in the
+ *         native order of the ISA that wrote it); reduce, reduce_centred, reduce_partial,
+ *         tomont, frommont, polymul are each chosen alone. nttgen_mldsa_isa() names the ISA of
+ *         the NTT-domain operations.
  * Policy: no measurement of nttgen bench shows an ISA here slower than a narrower one (nttgen
  *         generate --policy takes other measurements).
  * Threads: the choice is published with an atomic release store and read with
@@ -130,6 +130,8 @@ typedef struct {
     void (*to_standard)(int32_t a[256]);
     void (*from_standard)(int32_t a[256]);
     void (*polymul)(int32_t r[256], const int32_t a[256], const int32_t b[256]);
+    void (*ntt_vec)(int32_t *a, size_t k);
+    void (*intt_vec)(int32_t *a, size_t k);
 } nttgen_mldsa_impl;
 
 /* Every ISA compiled in, best first (the portable C last). */
@@ -140,7 +142,8 @@ static const nttgen_mldsa_impl nttgen_mldsa_impls[] = {
      nttgen_mldsa_avx512_basemul_acc_cached, nttgen_mldsa_avx512_intt, nttgen_mldsa_avx512_reduce,
      nttgen_mldsa_avx512_reduce_centred, nttgen_mldsa_avx512_reduce_partial,
      nttgen_mldsa_avx512_tomont, nttgen_mldsa_avx512_frommont, nttgen_mldsa_avx512_to_standard,
-     nttgen_mldsa_avx512_from_standard, nttgen_mldsa_avx512_polymul},
+     nttgen_mldsa_avx512_from_standard, nttgen_mldsa_avx512_polymul, nttgen_mldsa_avx512_ntt_vec,
+     nttgen_mldsa_avx512_intt_vec},
 #endif
 #ifdef NTTGEN_MLDSA_HAVE_RVV256
     {"rvv256", nttgen_mldsa_rvv256_ntt, nttgen_mldsa_rvv256_basemul,
@@ -148,14 +151,16 @@ static const nttgen_mldsa_impl nttgen_mldsa_impls[] = {
      nttgen_mldsa_rvv256_basemul_acc_cached, nttgen_mldsa_rvv256_intt, nttgen_mldsa_rvv256_reduce,
      nttgen_mldsa_rvv256_reduce_centred, nttgen_mldsa_rvv256_reduce_partial,
      nttgen_mldsa_rvv256_tomont, nttgen_mldsa_rvv256_frommont, nttgen_mldsa_rvv256_to_standard,
-     nttgen_mldsa_rvv256_from_standard, nttgen_mldsa_rvv256_polymul},
+     nttgen_mldsa_rvv256_from_standard, nttgen_mldsa_rvv256_polymul, nttgen_mldsa_rvv256_ntt_vec,
+     nttgen_mldsa_rvv256_intt_vec},
 #endif
 #ifdef NTTGEN_MLDSA_HAVE_AVX2
     {"avx2", nttgen_mldsa_avx2_ntt, nttgen_mldsa_avx2_basemul, nttgen_mldsa_avx2_basemul_acc,
      nttgen_mldsa_avx2_basemul_cache, nttgen_mldsa_avx2_basemul_acc_cached, nttgen_mldsa_avx2_intt,
      nttgen_mldsa_avx2_reduce, nttgen_mldsa_avx2_reduce_centred, nttgen_mldsa_avx2_reduce_partial,
      nttgen_mldsa_avx2_tomont, nttgen_mldsa_avx2_frommont, nttgen_mldsa_avx2_to_standard,
-     nttgen_mldsa_avx2_from_standard, nttgen_mldsa_avx2_polymul},
+     nttgen_mldsa_avx2_from_standard, nttgen_mldsa_avx2_polymul, nttgen_mldsa_avx2_ntt_vec,
+     nttgen_mldsa_avx2_intt_vec},
 #endif
 #ifdef NTTGEN_MLDSA_HAVE_RVV128
     {"rvv128", nttgen_mldsa_rvv128_ntt, nttgen_mldsa_rvv128_basemul,
@@ -163,25 +168,29 @@ static const nttgen_mldsa_impl nttgen_mldsa_impls[] = {
      nttgen_mldsa_rvv128_basemul_acc_cached, nttgen_mldsa_rvv128_intt, nttgen_mldsa_rvv128_reduce,
      nttgen_mldsa_rvv128_reduce_centred, nttgen_mldsa_rvv128_reduce_partial,
      nttgen_mldsa_rvv128_tomont, nttgen_mldsa_rvv128_frommont, nttgen_mldsa_rvv128_to_standard,
-     nttgen_mldsa_rvv128_from_standard, nttgen_mldsa_rvv128_polymul},
+     nttgen_mldsa_rvv128_from_standard, nttgen_mldsa_rvv128_polymul, nttgen_mldsa_rvv128_ntt_vec,
+     nttgen_mldsa_rvv128_intt_vec},
 #endif
 #ifdef NTTGEN_MLDSA_HAVE_NEON
     {"neon", nttgen_mldsa_neon_ntt, nttgen_mldsa_neon_basemul, nttgen_mldsa_neon_basemul_acc,
      nttgen_mldsa_neon_basemul_cache, nttgen_mldsa_neon_basemul_acc_cached, nttgen_mldsa_neon_intt,
      nttgen_mldsa_neon_reduce, nttgen_mldsa_neon_reduce_centred, nttgen_mldsa_neon_reduce_partial,
      nttgen_mldsa_neon_tomont, nttgen_mldsa_neon_frommont, nttgen_mldsa_neon_to_standard,
-     nttgen_mldsa_neon_from_standard, nttgen_mldsa_neon_polymul},
+     nttgen_mldsa_neon_from_standard, nttgen_mldsa_neon_polymul, nttgen_mldsa_neon_ntt_vec,
+     nttgen_mldsa_neon_intt_vec},
 #endif
 #ifdef NTTGEN_MLDSA_HAVE_RVV
     {"rvv", nttgen_mldsa_rvv_ntt, nttgen_mldsa_rvv_basemul, nttgen_mldsa_rvv_basemul_acc,
      nttgen_mldsa_rvv_basemul_cache, nttgen_mldsa_rvv_basemul_acc_cached, nttgen_mldsa_rvv_intt,
      nttgen_mldsa_rvv_reduce, nttgen_mldsa_rvv_reduce_centred, nttgen_mldsa_rvv_reduce_partial,
-     nttgen_mldsa_rvv_tomont, nttgen_mldsa_rvv_frommont, NULL, NULL, nttgen_mldsa_rvv_polymul},
+     nttgen_mldsa_rvv_tomont, nttgen_mldsa_rvv_frommont, NULL, NULL, nttgen_mldsa_rvv_polymul,
+     nttgen_mldsa_rvv_ntt_vec, nttgen_mldsa_rvv_intt_vec},
 #endif
     {"c", nttgen_mldsa_c_ntt, nttgen_mldsa_c_basemul, nttgen_mldsa_c_basemul_acc,
      nttgen_mldsa_c_basemul_cache, nttgen_mldsa_c_basemul_acc_cached, nttgen_mldsa_c_intt,
      nttgen_mldsa_c_reduce, nttgen_mldsa_c_reduce_centred, nttgen_mldsa_c_reduce_partial,
-     nttgen_mldsa_c_tomont, nttgen_mldsa_c_frommont, NULL, NULL, nttgen_mldsa_c_polymul},
+     nttgen_mldsa_c_tomont, nttgen_mldsa_c_frommont, NULL, NULL, nttgen_mldsa_c_polymul,
+     nttgen_mldsa_c_ntt_vec, nttgen_mldsa_c_intt_vec},
 };
 static const size_t nttgen_mldsa_isas = sizeof(nttgen_mldsa_impls) / sizeof(nttgen_mldsa_impls[0]);
 
@@ -326,7 +335,8 @@ const char *nttgen_mldsa_isa_of(const char *op) {
     if (nttgen_mldsa_same(op, "ntt") || nttgen_mldsa_same(op, "basemul") ||
         nttgen_mldsa_same(op, "basemul_acc") || nttgen_mldsa_same(op, "basemul_cache") ||
         nttgen_mldsa_same(op, "basemul_acc_cached") || nttgen_mldsa_same(op, "intt") ||
-        nttgen_mldsa_same(op, "to_standard") || nttgen_mldsa_same(op, "from_standard")) {
+        nttgen_mldsa_same(op, "to_standard") || nttgen_mldsa_same(op, "from_standard") ||
+        nttgen_mldsa_same(op, "ntt_vec") || nttgen_mldsa_same(op, "intt_vec")) {
         return nttgen_mldsa_pick(0)->name;
     }
     if (nttgen_mldsa_same(op, "reduce")) {
@@ -437,4 +447,12 @@ void nttgen_mldsa_from_standard(int32_t a[256]) {
 
 void nttgen_mldsa_polymul(int32_t r[256], const int32_t a[256], const int32_t b[256]) {
     nttgen_mldsa_pick(6)->polymul(r, a, b);
+}
+
+void nttgen_mldsa_ntt_vec(int32_t *a, size_t k) {
+    nttgen_mldsa_pick(0)->ntt_vec(a, k);
+}
+
+void nttgen_mldsa_intt_vec(int32_t *a, size_t k) {
+    nttgen_mldsa_pick(0)->intt_vec(a, k);
 }

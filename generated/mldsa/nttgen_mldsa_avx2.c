@@ -74,6 +74,13 @@
  *       a in [-8380416, 8380416], b in [-8380416, 8380416] -> r in [0, 8380416]
  *       ops: load 730, store 224, add 384, sub 384, montmul 32, shoupmul 368, montmul_var 32,
  *         cond_add_q 32, shuffle 144, const 32
+ *   nttgen_mldsa_avx2_ntt_vec: forward NTT of k >= 1 polynomials stored one after another, in place
+ *       a in [-8380416, 8380416] -> a in [-75718753, 75718753]
+ *       ops: load 222, store 64, add 128, sub 128, shoupmul 128, shuffle 48
+ *   nttgen_mldsa_avx2_intt_vec: inverse NTT times beta of k >= 1 polynomials stored one after
+ *     another, in place
+ *       a in [-8380416, 8380416] -> a in [-6176123, 6176123]
+ *       ops: load 222, store 64, add 128, sub 128, montmul 32, shoupmul 112, shuffle 48, const 32
  */
 #if !defined(NTTGEN_NO_ISA_CHECK) && !defined(__AVX2__)
 #error "compile this avx2 file with -mavx2 (__AVX2__ is not defined)"
@@ -2458,6 +2465,49 @@ void nttgen_mldsa_avx2_polymul(int32_t r[256], const int32_t a[256], const int32
     nttgen_mldsa_avx2_intt_reduce(r);
 #ifdef NTTGEN_DEBUG
     nttgen_mldsa_avx2_assert_range(r, 256, 0, 8380416);
+#endif
+}
+
+/*
+ * forward NTT of k >= 1 polynomials stored one after another, in place
+ *
+ * Input:  a: k polynomials, coefficients in the standard order
+ * Output: a: k polynomials, NTT domain in this ISA's native order (as ntt leaves each)
+ * a[256 x k]: on entry in [-8380416, 8380416], on exit in [-75718753, 75718753]
+ * k: number of polynomials, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 222, store 64, add 128, sub 128, shoupmul 128, shuffle 48
+ */
+void nttgen_mldsa_avx2_ntt_vec(int32_t *a, size_t k) {
+#ifdef NTTGEN_DEBUG
+    nttgen_mldsa_avx2_assert_range(a, k * 256, -8380416, 8380416);
+#endif
+    for (size_t i_0 = 0; i_0 < k; ++i_0) {
+        nttgen_mldsa_avx2_ntt(&a[256 * i_0]);
+    }
+#ifdef NTTGEN_DEBUG
+    nttgen_mldsa_avx2_assert_range(a, k * 256, -75718753, 75718753);
+#endif
+}
+
+/*
+ * inverse NTT times beta of k >= 1 polynomials stored one after another, in place
+ *
+ * Input:  a: k polynomials, NTT domain, native order
+ * Output: a: k polynomials, coefficients, standard order, times beta (as intt leaves each)
+ * a[256 x k]: on entry in [-8380416, 8380416], on exit in [-6176123, 6176123]
+ * k: number of polynomials, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 222, store 64, add 128, sub 128, montmul 32, shoupmul 112, shuffle 48, const
+ *   32
+ */
+void nttgen_mldsa_avx2_intt_vec(int32_t *a, size_t k) {
+#ifdef NTTGEN_DEBUG
+    nttgen_mldsa_avx2_assert_range(a, k * 256, -8380416, 8380416);
+#endif
+    for (size_t i_0 = 0; i_0 < k; ++i_0) {
+        nttgen_mldsa_avx2_intt(&a[256 * i_0]);
+    }
+#ifdef NTTGEN_DEBUG
+    nttgen_mldsa_avx2_assert_range(a, k * 256, -6176123, 6176123);
 #endif
 }
 

@@ -74,6 +74,14 @@
  *       a in [-8380416, 8380416], b in [-8380416, 8380416] -> r in [0, 8380416]
  *       ops: load 330, store 32, add 192, sub 192, montmul 16, shoupmul 184, montmul_var 16,
  *         cond_add_q 16, shuffle 96, const 16
+ *   nttgen_mldsa_avx512_ntt_vec: forward NTT of k >= 1 polynomials stored one after another, in
+ *     place
+ *       a in [-8380416, 8380416] -> a in [-75718753, 75718753]
+ *       ops: load 110, store 16, add 64, sub 64, shoupmul 64, shuffle 32
+ *   nttgen_mldsa_avx512_intt_vec: inverse NTT times beta of k >= 1 polynomials stored one after
+ *     another, in place
+ *       a in [-8380416, 8380416] -> a in [-6176123, 6176123]
+ *       ops: load 110, store 16, add 64, sub 64, montmul 16, shoupmul 56, shuffle 32, const 16
  */
 #ifndef NTTGEN_MLDSA_AVX512_H
 #define NTTGEN_MLDSA_AVX512_H
@@ -244,6 +252,28 @@ void nttgen_mldsa_avx512_from_standard(int32_t a[256]);
  *   cond_add_q 16, shuffle 96, const 16
  */
 void nttgen_mldsa_avx512_polymul(int32_t r[256], const int32_t a[256], const int32_t b[256]);
+
+/*
+ * forward NTT of k >= 1 polynomials stored one after another, in place
+ *
+ * Input:  a: k polynomials, coefficients in the standard order
+ * Output: a: k polynomials, NTT domain in this ISA's native order (as ntt leaves each)
+ * a[256 x k]: on entry in [-8380416, 8380416], on exit in [-75718753, 75718753]
+ * k: number of polynomials, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 110, store 16, add 64, sub 64, shoupmul 64, shuffle 32
+ */
+void nttgen_mldsa_avx512_ntt_vec(int32_t *a, size_t k);
+
+/*
+ * inverse NTT times beta of k >= 1 polynomials stored one after another, in place
+ *
+ * Input:  a: k polynomials, NTT domain, native order
+ * Output: a: k polynomials, coefficients, standard order, times beta (as intt leaves each)
+ * a[256 x k]: on entry in [-8380416, 8380416], on exit in [-6176123, 6176123]
+ * k: number of polynomials, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 110, store 16, add 64, sub 64, montmul 16, shoupmul 56, shuffle 32, const 16
+ */
+void nttgen_mldsa_avx512_intt_vec(int32_t *a, size_t k);
 
 #ifdef __cplusplus
 }

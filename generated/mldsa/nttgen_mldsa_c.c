@@ -66,6 +66,13 @@
  *       a in [-8380416, 8380416], b in [-8380416, 8380416] -> r in [0, 8380416]
  *       ops: load 8186, store 6400, add 3072, sub 3072, montmul 3200, montmul_var 256, cond_add_q
  *         256, const 256
+ *   nttgen_mldsa_c_ntt_vec: forward NTT of k >= 1 polynomials stored one after another, in place
+ *       a in [-8380416, 8380416] -> a in [-42046821, 42046821]
+ *       ops: load 2558, store 2048, add 1024, sub 1024, montmul 1024
+ *   nttgen_mldsa_c_intt_vec: inverse NTT times beta of k >= 1 polynomials stored one after another,
+ *     in place
+ *       a in [-8380416, 8380416] -> a in [-6176123, 6176123]
+ *       ops: load 2558, store 2048, add 1024, sub 1024, montmul 1152, const 256
  */
 #include "nttgen_mldsa_c.h"
 
@@ -1170,5 +1177,47 @@ void nttgen_mldsa_c_polymul(int32_t r[256], const int32_t a[256], const int32_t 
     nttgen_mldsa_c_intt_reduce(r);
 #ifdef NTTGEN_DEBUG
     nttgen_mldsa_c_assert_range(r, 256, 0, 8380416);
+#endif
+}
+
+/*
+ * forward NTT of k >= 1 polynomials stored one after another, in place
+ *
+ * Input:  a: k polynomials, coefficients in the standard order
+ * Output: a: k polynomials, NTT domain in this ISA's native order (as ntt leaves each)
+ * a[256 x k]: on entry in [-8380416, 8380416], on exit in [-42046821, 42046821]
+ * k: number of polynomials, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 2558, store 2048, add 1024, sub 1024, montmul 1024
+ */
+void nttgen_mldsa_c_ntt_vec(int32_t *a, size_t k) {
+#ifdef NTTGEN_DEBUG
+    nttgen_mldsa_c_assert_range(a, k * 256, -8380416, 8380416);
+#endif
+    for (size_t i_0 = 0; i_0 < k; ++i_0) {
+        nttgen_mldsa_c_ntt(&a[256 * i_0]);
+    }
+#ifdef NTTGEN_DEBUG
+    nttgen_mldsa_c_assert_range(a, k * 256, -42046821, 42046821);
+#endif
+}
+
+/*
+ * inverse NTT times beta of k >= 1 polynomials stored one after another, in place
+ *
+ * Input:  a: k polynomials, NTT domain, native order
+ * Output: a: k polynomials, coefficients, standard order, times beta (as intt leaves each)
+ * a[256 x k]: on entry in [-8380416, 8380416], on exit in [-6176123, 6176123]
+ * k: number of polynomials, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 2558, store 2048, add 1024, sub 1024, montmul 1152, const 256
+ */
+void nttgen_mldsa_c_intt_vec(int32_t *a, size_t k) {
+#ifdef NTTGEN_DEBUG
+    nttgen_mldsa_c_assert_range(a, k * 256, -8380416, 8380416);
+#endif
+    for (size_t i_0 = 0; i_0 < k; ++i_0) {
+        nttgen_mldsa_c_intt(&a[256 * i_0]);
+    }
+#ifdef NTTGEN_DEBUG
+    nttgen_mldsa_c_assert_range(a, k * 256, -6176123, 6176123);
 #endif
 }

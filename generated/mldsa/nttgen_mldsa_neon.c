@@ -74,6 +74,13 @@
  *       a in [-8380416, 8380416], b in [-8380416, 8380416] -> r in [0, 8380416]
  *       ops: load 1274, store 448, add 768, sub 768, montmul 64, shoupmul 736, montmul_var 64,
  *         cond_add_q 64, shuffle 192, const 64
+ *   nttgen_mldsa_neon_ntt_vec: forward NTT of k >= 1 polynomials stored one after another, in place
+ *       a in [-8380416, 8380416] -> a in [-76015108, 76015108]
+ *       ops: load 382, store 128, add 256, sub 256, shoupmul 256, shuffle 64
+ *   nttgen_mldsa_neon_intt_vec: inverse NTT times beta of k >= 1 polynomials stored one after
+ *     another, in place
+ *       a in [-8380416, 8380416] -> a in [-6176123, 6176123]
+ *       ops: load 382, store 128, add 256, sub 256, montmul 64, shoupmul 224, shuffle 64, const 64
  */
 #if !defined(NTTGEN_NO_ISA_CHECK) && !defined(__ARM_NEON)
 #error "compile this neon file with an AArch64 compiler (__ARM_NEON is not defined)"
@@ -3312,6 +3319,49 @@ void nttgen_mldsa_neon_polymul(int32_t r[256], const int32_t a[256], const int32
     nttgen_mldsa_neon_intt_reduce(r);
 #ifdef NTTGEN_DEBUG
     nttgen_mldsa_neon_assert_range(r, 256, 0, 8380416);
+#endif
+}
+
+/*
+ * forward NTT of k >= 1 polynomials stored one after another, in place
+ *
+ * Input:  a: k polynomials, coefficients in the standard order
+ * Output: a: k polynomials, NTT domain in this ISA's native order (as ntt leaves each)
+ * a[256 x k]: on entry in [-8380416, 8380416], on exit in [-76015108, 76015108]
+ * k: number of polynomials, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 382, store 128, add 256, sub 256, shoupmul 256, shuffle 64
+ */
+void nttgen_mldsa_neon_ntt_vec(int32_t *a, size_t k) {
+#ifdef NTTGEN_DEBUG
+    nttgen_mldsa_neon_assert_range(a, k * 256, -8380416, 8380416);
+#endif
+    for (size_t i_0 = 0; i_0 < k; ++i_0) {
+        nttgen_mldsa_neon_ntt(&a[256 * i_0]);
+    }
+#ifdef NTTGEN_DEBUG
+    nttgen_mldsa_neon_assert_range(a, k * 256, -76015108, 76015108);
+#endif
+}
+
+/*
+ * inverse NTT times beta of k >= 1 polynomials stored one after another, in place
+ *
+ * Input:  a: k polynomials, NTT domain, native order
+ * Output: a: k polynomials, coefficients, standard order, times beta (as intt leaves each)
+ * a[256 x k]: on entry in [-8380416, 8380416], on exit in [-6176123, 6176123]
+ * k: number of polynomials, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 382, store 128, add 256, sub 256, montmul 64, shoupmul 224, shuffle 64, const
+ *   64
+ */
+void nttgen_mldsa_neon_intt_vec(int32_t *a, size_t k) {
+#ifdef NTTGEN_DEBUG
+    nttgen_mldsa_neon_assert_range(a, k * 256, -8380416, 8380416);
+#endif
+    for (size_t i_0 = 0; i_0 < k; ++i_0) {
+        nttgen_mldsa_neon_intt(&a[256 * i_0]);
+    }
+#ifdef NTTGEN_DEBUG
+    nttgen_mldsa_neon_assert_range(a, k * 256, -6176123, 6176123);
 #endif
 }
 

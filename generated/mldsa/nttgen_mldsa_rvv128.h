@@ -77,6 +77,14 @@
  *       a in [-8380416, 8380416], b in [-8380416, 8380416] -> r in [0, 8380416]
  *       ops: load 642, gather 64, store 288, scatter 32, add 384, sub 384, montmul 400, montmul_var
  *         32, cond_add_q 32, const 32
+ *   nttgen_mldsa_rvv128_ntt_vec: forward NTT of k >= 1 polynomials stored one after another, in
+ *     place
+ *       a in [-8380416, 8380416] -> a in [-42042508, 42042508]
+ *       ops: load 182, gather 32, store 96, add 128, sub 128, montmul 128
+ *   nttgen_mldsa_rvv128_intt_vec: inverse NTT times beta of k >= 1 polynomials stored one after
+ *     another, in place
+ *       a in [-8380416, 8380416] -> a in [-6176123, 6176123]
+ *       ops: load 214, store 64, scatter 32, add 128, sub 128, montmul 144, const 32
  */
 #ifndef NTTGEN_MLDSA_RVV128_H
 #define NTTGEN_MLDSA_RVV128_H
@@ -247,6 +255,28 @@ void nttgen_mldsa_rvv128_from_standard(int32_t a[256]);
  *   montmul_var 32, cond_add_q 32, const 32
  */
 void nttgen_mldsa_rvv128_polymul(int32_t r[256], const int32_t a[256], const int32_t b[256]);
+
+/*
+ * forward NTT of k >= 1 polynomials stored one after another, in place
+ *
+ * Input:  a: k polynomials, coefficients in the standard order
+ * Output: a: k polynomials, NTT domain in this ISA's native order (as ntt leaves each)
+ * a[256 x k]: on entry in [-8380416, 8380416], on exit in [-42042508, 42042508]
+ * k: number of polynomials, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 182, gather 32, store 96, add 128, sub 128, montmul 128
+ */
+void nttgen_mldsa_rvv128_ntt_vec(int32_t *a, size_t k);
+
+/*
+ * inverse NTT times beta of k >= 1 polynomials stored one after another, in place
+ *
+ * Input:  a: k polynomials, NTT domain, native order
+ * Output: a: k polynomials, coefficients, standard order, times beta (as intt leaves each)
+ * a[256 x k]: on entry in [-8380416, 8380416], on exit in [-6176123, 6176123]
+ * k: number of polynomials, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 214, store 64, scatter 32, add 128, sub 128, montmul 144, const 32
+ */
+void nttgen_mldsa_rvv128_intt_vec(int32_t *a, size_t k);
 
 #ifdef __cplusplus
 }

@@ -77,6 +77,14 @@
  *       a in [-8380416, 8380416], b in [-8380416, 8380416] -> r in [0, 8380416]
  *       ops: load 358, gather 64, store 176, scatter 32, add 192, sub 192, montmul 200, montmul_var
  *         16, cond_add_q 16, const 16
+ *   nttgen_mldsa_rvv256_ntt_vec: forward NTT of k >= 1 polynomials stored one after another, in
+ *     place
+ *       a in [-8380416, 8380416] -> a in [-42042967, 42042967]
+ *       ops: load 98, gather 32, store 64, add 64, sub 64, montmul 64
+ *   nttgen_mldsa_rvv256_intt_vec: inverse NTT times beta of k >= 1 polynomials stored one after
+ *     another, in place
+ *       a in [-8380416, 8380416] -> a in [-6176123, 6176123]
+ *       ops: load 130, store 32, scatter 32, add 64, sub 64, montmul 72, const 16
  */
 #if !defined(NTTGEN_NO_ISA_CHECK) && !defined(__riscv_vector)
 #error "compile this rvv256 file with -march=rv64gcv (__riscv_vector is not defined)"
@@ -1480,6 +1488,48 @@ void nttgen_mldsa_rvv256_polymul(int32_t r[256], const int32_t a[256], const int
     nttgen_mldsa_rvv256_intt_reduce(r);
 #ifdef NTTGEN_DEBUG
     nttgen_mldsa_rvv256_assert_range(r, 256, 0, 8380416);
+#endif
+}
+
+/*
+ * forward NTT of k >= 1 polynomials stored one after another, in place
+ *
+ * Input:  a: k polynomials, coefficients in the standard order
+ * Output: a: k polynomials, NTT domain in this ISA's native order (as ntt leaves each)
+ * a[256 x k]: on entry in [-8380416, 8380416], on exit in [-42042967, 42042967]
+ * k: number of polynomials, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 98, gather 32, store 64, add 64, sub 64, montmul 64
+ */
+void nttgen_mldsa_rvv256_ntt_vec(int32_t *a, size_t k) {
+#ifdef NTTGEN_DEBUG
+    nttgen_mldsa_rvv256_assert_range(a, k * 256, -8380416, 8380416);
+#endif
+    for (size_t i_0 = 0; i_0 < k; ++i_0) {
+        nttgen_mldsa_rvv256_ntt(&a[256 * i_0]);
+    }
+#ifdef NTTGEN_DEBUG
+    nttgen_mldsa_rvv256_assert_range(a, k * 256, -42042967, 42042967);
+#endif
+}
+
+/*
+ * inverse NTT times beta of k >= 1 polynomials stored one after another, in place
+ *
+ * Input:  a: k polynomials, NTT domain, native order
+ * Output: a: k polynomials, coefficients, standard order, times beta (as intt leaves each)
+ * a[256 x k]: on entry in [-8380416, 8380416], on exit in [-6176123, 6176123]
+ * k: number of polynomials, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 130, store 32, scatter 32, add 64, sub 64, montmul 72, const 16
+ */
+void nttgen_mldsa_rvv256_intt_vec(int32_t *a, size_t k) {
+#ifdef NTTGEN_DEBUG
+    nttgen_mldsa_rvv256_assert_range(a, k * 256, -8380416, 8380416);
+#endif
+    for (size_t i_0 = 0; i_0 < k; ++i_0) {
+        nttgen_mldsa_rvv256_intt(&a[256 * i_0]);
+    }
+#ifdef NTTGEN_DEBUG
+    nttgen_mldsa_rvv256_assert_range(a, k * 256, -6176123, 6176123);
 #endif
 }
 

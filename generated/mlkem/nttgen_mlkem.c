@@ -11,10 +11,10 @@
  *         policy below does not skip, and keeps it; nttgen_mlkem_use_isa forces one for every
  *         group.
  * Groups: ntt, basemul, basemul_acc, basemul_cache, basemul_acc_cached, intt, to_standard,
- *         from_standard share one ISA (data in the NTT domain is in the native order of the
- *         ISA that wrote it); reduce, reduce_centred, reduce_partial, tomont, frommont,
- *         polymul are each chosen alone. nttgen_mlkem_isa() names the ISA of the NTT-domain
- *         operations.
+ *         from_standard, ntt_vec, intt_vec share one ISA (data in the NTT domain is in the
+ *         native order of the ISA that wrote it); reduce, reduce_centred, reduce_partial,
+ *         tomont, frommont, polymul are each chosen alone. nttgen_mlkem_isa() names the ISA of
+ *         the NTT-domain operations.
  * Policy: the automatic choice skips an ISA for a group on the CPU families where nttgen bench
  *         measured it slower than a narrower one (median ticks per call):
  *           AMD family 0x19: avx512 skipped for ntt domain (avx512 452, avx2 449)
@@ -134,6 +134,8 @@ typedef struct {
     void (*to_standard)(int16_t a[256]);
     void (*from_standard)(int16_t a[256]);
     void (*polymul)(int16_t r[256], const int16_t a[256], const int16_t b[256]);
+    void (*ntt_vec)(int16_t *a, size_t k);
+    void (*intt_vec)(int16_t *a, size_t k);
 } nttgen_mlkem_impl;
 
 /* Every ISA compiled in, best first (the portable C last). */
@@ -144,7 +146,8 @@ static const nttgen_mlkem_impl nttgen_mlkem_impls[] = {
      nttgen_mlkem_avx512_basemul_acc_cached, nttgen_mlkem_avx512_intt, nttgen_mlkem_avx512_reduce,
      nttgen_mlkem_avx512_reduce_centred, nttgen_mlkem_avx512_reduce_partial,
      nttgen_mlkem_avx512_tomont, nttgen_mlkem_avx512_frommont, nttgen_mlkem_avx512_to_standard,
-     nttgen_mlkem_avx512_from_standard, nttgen_mlkem_avx512_polymul},
+     nttgen_mlkem_avx512_from_standard, nttgen_mlkem_avx512_polymul, nttgen_mlkem_avx512_ntt_vec,
+     nttgen_mlkem_avx512_intt_vec},
 #endif
 #ifdef NTTGEN_MLKEM_HAVE_RVV256
     {"rvv256", nttgen_mlkem_rvv256_ntt, nttgen_mlkem_rvv256_basemul,
@@ -152,14 +155,16 @@ static const nttgen_mlkem_impl nttgen_mlkem_impls[] = {
      nttgen_mlkem_rvv256_basemul_acc_cached, nttgen_mlkem_rvv256_intt, nttgen_mlkem_rvv256_reduce,
      nttgen_mlkem_rvv256_reduce_centred, nttgen_mlkem_rvv256_reduce_partial,
      nttgen_mlkem_rvv256_tomont, nttgen_mlkem_rvv256_frommont, nttgen_mlkem_rvv256_to_standard,
-     nttgen_mlkem_rvv256_from_standard, nttgen_mlkem_rvv256_polymul},
+     nttgen_mlkem_rvv256_from_standard, nttgen_mlkem_rvv256_polymul, nttgen_mlkem_rvv256_ntt_vec,
+     nttgen_mlkem_rvv256_intt_vec},
 #endif
 #ifdef NTTGEN_MLKEM_HAVE_AVX2
     {"avx2", nttgen_mlkem_avx2_ntt, nttgen_mlkem_avx2_basemul, nttgen_mlkem_avx2_basemul_acc,
      nttgen_mlkem_avx2_basemul_cache, nttgen_mlkem_avx2_basemul_acc_cached, nttgen_mlkem_avx2_intt,
      nttgen_mlkem_avx2_reduce, nttgen_mlkem_avx2_reduce_centred, nttgen_mlkem_avx2_reduce_partial,
      nttgen_mlkem_avx2_tomont, nttgen_mlkem_avx2_frommont, nttgen_mlkem_avx2_to_standard,
-     nttgen_mlkem_avx2_from_standard, nttgen_mlkem_avx2_polymul},
+     nttgen_mlkem_avx2_from_standard, nttgen_mlkem_avx2_polymul, nttgen_mlkem_avx2_ntt_vec,
+     nttgen_mlkem_avx2_intt_vec},
 #endif
 #ifdef NTTGEN_MLKEM_HAVE_RVV128
     {"rvv128", nttgen_mlkem_rvv128_ntt, nttgen_mlkem_rvv128_basemul,
@@ -167,25 +172,29 @@ static const nttgen_mlkem_impl nttgen_mlkem_impls[] = {
      nttgen_mlkem_rvv128_basemul_acc_cached, nttgen_mlkem_rvv128_intt, nttgen_mlkem_rvv128_reduce,
      nttgen_mlkem_rvv128_reduce_centred, nttgen_mlkem_rvv128_reduce_partial,
      nttgen_mlkem_rvv128_tomont, nttgen_mlkem_rvv128_frommont, nttgen_mlkem_rvv128_to_standard,
-     nttgen_mlkem_rvv128_from_standard, nttgen_mlkem_rvv128_polymul},
+     nttgen_mlkem_rvv128_from_standard, nttgen_mlkem_rvv128_polymul, nttgen_mlkem_rvv128_ntt_vec,
+     nttgen_mlkem_rvv128_intt_vec},
 #endif
 #ifdef NTTGEN_MLKEM_HAVE_NEON
     {"neon", nttgen_mlkem_neon_ntt, nttgen_mlkem_neon_basemul, nttgen_mlkem_neon_basemul_acc,
      nttgen_mlkem_neon_basemul_cache, nttgen_mlkem_neon_basemul_acc_cached, nttgen_mlkem_neon_intt,
      nttgen_mlkem_neon_reduce, nttgen_mlkem_neon_reduce_centred, nttgen_mlkem_neon_reduce_partial,
      nttgen_mlkem_neon_tomont, nttgen_mlkem_neon_frommont, nttgen_mlkem_neon_to_standard,
-     nttgen_mlkem_neon_from_standard, nttgen_mlkem_neon_polymul},
+     nttgen_mlkem_neon_from_standard, nttgen_mlkem_neon_polymul, nttgen_mlkem_neon_ntt_vec,
+     nttgen_mlkem_neon_intt_vec},
 #endif
 #ifdef NTTGEN_MLKEM_HAVE_RVV
     {"rvv", nttgen_mlkem_rvv_ntt, nttgen_mlkem_rvv_basemul, nttgen_mlkem_rvv_basemul_acc,
      nttgen_mlkem_rvv_basemul_cache, nttgen_mlkem_rvv_basemul_acc_cached, nttgen_mlkem_rvv_intt,
      nttgen_mlkem_rvv_reduce, nttgen_mlkem_rvv_reduce_centred, nttgen_mlkem_rvv_reduce_partial,
-     nttgen_mlkem_rvv_tomont, nttgen_mlkem_rvv_frommont, NULL, NULL, nttgen_mlkem_rvv_polymul},
+     nttgen_mlkem_rvv_tomont, nttgen_mlkem_rvv_frommont, NULL, NULL, nttgen_mlkem_rvv_polymul,
+     nttgen_mlkem_rvv_ntt_vec, nttgen_mlkem_rvv_intt_vec},
 #endif
     {"c", nttgen_mlkem_c_ntt, nttgen_mlkem_c_basemul, nttgen_mlkem_c_basemul_acc,
      nttgen_mlkem_c_basemul_cache, nttgen_mlkem_c_basemul_acc_cached, nttgen_mlkem_c_intt,
      nttgen_mlkem_c_reduce, nttgen_mlkem_c_reduce_centred, nttgen_mlkem_c_reduce_partial,
-     nttgen_mlkem_c_tomont, nttgen_mlkem_c_frommont, NULL, NULL, nttgen_mlkem_c_polymul},
+     nttgen_mlkem_c_tomont, nttgen_mlkem_c_frommont, NULL, NULL, nttgen_mlkem_c_polymul,
+     nttgen_mlkem_c_ntt_vec, nttgen_mlkem_c_intt_vec},
 };
 static const size_t nttgen_mlkem_isas = sizeof(nttgen_mlkem_impls) / sizeof(nttgen_mlkem_impls[0]);
 
@@ -365,7 +374,8 @@ const char *nttgen_mlkem_isa_of(const char *op) {
     if (nttgen_mlkem_same(op, "ntt") || nttgen_mlkem_same(op, "basemul") ||
         nttgen_mlkem_same(op, "basemul_acc") || nttgen_mlkem_same(op, "basemul_cache") ||
         nttgen_mlkem_same(op, "basemul_acc_cached") || nttgen_mlkem_same(op, "intt") ||
-        nttgen_mlkem_same(op, "to_standard") || nttgen_mlkem_same(op, "from_standard")) {
+        nttgen_mlkem_same(op, "to_standard") || nttgen_mlkem_same(op, "from_standard") ||
+        nttgen_mlkem_same(op, "ntt_vec") || nttgen_mlkem_same(op, "intt_vec")) {
         return nttgen_mlkem_pick(0)->name;
     }
     if (nttgen_mlkem_same(op, "reduce")) {
@@ -476,4 +486,12 @@ void nttgen_mlkem_from_standard(int16_t a[256]) {
 
 void nttgen_mlkem_polymul(int16_t r[256], const int16_t a[256], const int16_t b[256]) {
     nttgen_mlkem_pick(6)->polymul(r, a, b);
+}
+
+void nttgen_mlkem_ntt_vec(int16_t *a, size_t k) {
+    nttgen_mlkem_pick(0)->ntt_vec(a, k);
+}
+
+void nttgen_mlkem_intt_vec(int16_t *a, size_t k) {
+    nttgen_mlkem_pick(0)->intt_vec(a, k);
 }

@@ -11,10 +11,10 @@
  *         policy below does not skip, and keeps it; nttgen_mlkem_use_isa forces one for every
  *         group.
  * Groups: ntt, basemul, basemul_acc, basemul_cache, basemul_acc_cached, intt, to_standard,
- *         from_standard share one ISA (data in the NTT domain is in the native order of the
- *         ISA that wrote it); reduce, reduce_centred, reduce_partial, tomont, frommont,
- *         polymul are each chosen alone. nttgen_mlkem_isa() names the ISA of the NTT-domain
- *         operations.
+ *         from_standard, ntt_vec, intt_vec share one ISA (data in the NTT domain is in the
+ *         native order of the ISA that wrote it); reduce, reduce_centred, reduce_partial,
+ *         tomont, frommont, polymul are each chosen alone. nttgen_mlkem_isa() names the ISA of
+ *         the NTT-domain operations.
  * Policy: the automatic choice skips an ISA for a group on the CPU families where nttgen bench
  *         measured it slower than a narrower one (median ticks per call):
  *           AMD family 0x19: avx512 skipped for ntt domain (avx512 452, avx2 449)
@@ -236,6 +236,26 @@ void nttgen_mlkem_from_standard(int16_t a[256]);
  * b[256]: on entry in [-3328, 3328] (every ISA)
  */
 void nttgen_mlkem_polymul(int16_t r[256], const int16_t a[256], const int16_t b[256]);
+
+/*
+ * forward NTT of k >= 1 polynomials stored one after another, in place
+ *
+ * Input:  a: k polynomials, coefficients in the standard order
+ * Output: a: k polynomials, NTT domain in this ISA's native order (as ntt leaves each)
+ * a[256 x k]: on entry in [-3328, 3328] (every ISA), on exit in [-16421, 16421] (any ISA)
+ * k: number of polynomials, at least 1 (public; loops depend on it, never on data)
+ */
+void nttgen_mlkem_ntt_vec(int16_t *a, size_t k);
+
+/*
+ * inverse NTT times beta of k >= 1 polynomials stored one after another, in place
+ *
+ * Input:  a: k polynomials, NTT domain, native order
+ * Output: a: k polynomials, coefficients, standard order, times beta (as intt leaves each)
+ * a[256 x k]: on entry in [-11556, 11558] (every ISA), on exit in [-26624, 26624] (any ISA)
+ * k: number of polynomials, at least 1 (public; loops depend on it, never on data)
+ */
+void nttgen_mlkem_intt_vec(int16_t *a, size_t k);
 
 #ifdef __cplusplus
 }

@@ -74,6 +74,14 @@
  *       ops: load 302, store 48, add 184, sub 168, mullo 16, montmul 216, barrett_coarse 6,
  *         cond_add_q 16, shuffle 72, zip 24, const 8
  *       coefficient reductions: 96
+ *   nttgen_mlkem_avx2_ntt_vec: forward NTT of k >= 1 polynomials stored one after another, in place
+ *       a in [-3328, 3328] -> a in [-16180, 16179]
+ *       ops: load 110, store 32, add 56, sub 56, montmul 56, shuffle 24, zip 8
+ *   nttgen_mlkem_avx2_intt_vec: inverse NTT times beta of k >= 1 polynomials stored one after
+ *     another, in place
+ *       a in [-11556, 11558] -> a in [-1822, 1822]
+ *       ops: load 98, store 32, add 56, sub 56, montmul 64, barrett_coarse 8, shuffle 24, zip 8
+ *       coefficient reductions: 128
  */
 #ifndef NTTGEN_MLKEM_AVX2_H
 #define NTTGEN_MLKEM_AVX2_H
@@ -244,6 +252,28 @@ void nttgen_mlkem_avx2_from_standard(int16_t a[256]);
  *   cond_add_q 16, shuffle 72, zip 24, const 8
  */
 void nttgen_mlkem_avx2_polymul(int16_t r[256], const int16_t a[256], const int16_t b[256]);
+
+/*
+ * forward NTT of k >= 1 polynomials stored one after another, in place
+ *
+ * Input:  a: k polynomials, coefficients in the standard order
+ * Output: a: k polynomials, NTT domain in this ISA's native order (as ntt leaves each)
+ * a[256 x k]: on entry in [-3328, 3328], on exit in [-16180, 16179]
+ * k: number of polynomials, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 110, store 32, add 56, sub 56, montmul 56, shuffle 24, zip 8
+ */
+void nttgen_mlkem_avx2_ntt_vec(int16_t *a, size_t k);
+
+/*
+ * inverse NTT times beta of k >= 1 polynomials stored one after another, in place
+ *
+ * Input:  a: k polynomials, NTT domain, native order
+ * Output: a: k polynomials, coefficients, standard order, times beta (as intt leaves each)
+ * a[256 x k]: on entry in [-11556, 11558], on exit in [-1822, 1822]
+ * k: number of polynomials, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 98, store 32, add 56, sub 56, montmul 64, barrett_coarse 8, shuffle 24, zip 8
+ */
+void nttgen_mlkem_avx2_intt_vec(int16_t *a, size_t k);
 
 #ifdef __cplusplus
 }

@@ -74,6 +74,15 @@
  *       ops: load 152, store 8, add 92, sub 84, mullo 8, montmul 108, barrett_coarse 4, cond_add_q
  *         8, shuffle 48, zip 12, const 4
  *       coefficient reductions: 128
+ *   nttgen_mlkem_avx512_ntt_vec: forward NTT of k >= 1 polynomials stored one after another, in
+ *     place
+ *       a in [-3328, 3328] -> a in [-16180, 16179]
+ *       ops: load 54, store 8, add 28, sub 28, montmul 28, shuffle 16, zip 4
+ *   nttgen_mlkem_avx512_intt_vec: inverse NTT times beta of k >= 1 polynomials stored one after
+ *     another, in place
+ *       a in [-11556, 11558] -> a in [-1822, 1822]
+ *       ops: load 44, store 8, add 28, sub 28, montmul 32, barrett_coarse 4, shuffle 16, zip 4
+ *       coefficient reductions: 128
  */
 #ifndef NTTGEN_MLKEM_AVX512_H
 #define NTTGEN_MLKEM_AVX512_H
@@ -244,6 +253,28 @@ void nttgen_mlkem_avx512_from_standard(int16_t a[256]);
  *   cond_add_q 8, shuffle 48, zip 12, const 4
  */
 void nttgen_mlkem_avx512_polymul(int16_t r[256], const int16_t a[256], const int16_t b[256]);
+
+/*
+ * forward NTT of k >= 1 polynomials stored one after another, in place
+ *
+ * Input:  a: k polynomials, coefficients in the standard order
+ * Output: a: k polynomials, NTT domain in this ISA's native order (as ntt leaves each)
+ * a[256 x k]: on entry in [-3328, 3328], on exit in [-16180, 16179]
+ * k: number of polynomials, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 54, store 8, add 28, sub 28, montmul 28, shuffle 16, zip 4
+ */
+void nttgen_mlkem_avx512_ntt_vec(int16_t *a, size_t k);
+
+/*
+ * inverse NTT times beta of k >= 1 polynomials stored one after another, in place
+ *
+ * Input:  a: k polynomials, NTT domain, native order
+ * Output: a: k polynomials, coefficients, standard order, times beta (as intt leaves each)
+ * a[256 x k]: on entry in [-11556, 11558], on exit in [-1822, 1822]
+ * k: number of polynomials, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 44, store 8, add 28, sub 28, montmul 32, barrett_coarse 4, shuffle 16, zip 4
+ */
+void nttgen_mlkem_avx512_intt_vec(int16_t *a, size_t k);
 
 #ifdef __cplusplus
 }

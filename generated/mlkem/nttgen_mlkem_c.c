@@ -67,6 +67,14 @@
  *       ops: load 6906, store 5632, add 2944, sub 2688, mullo 256, montmul 3584, barrett 384,
  *         cond_add_q 256, const 640
  *       coefficient reductions: 384
+ *   nttgen_mlkem_c_ntt_vec: forward NTT of k >= 1 polynomials stored one after another, in place
+ *       a in [-3328, 3328] -> a in [-16421, 16421]
+ *       ops: load 2046, store 1792, add 896, sub 896, montmul 896
+ *   nttgen_mlkem_c_intt_vec: inverse NTT times beta of k >= 1 polynomials stored one after another,
+ *     in place
+ *       a in [-11556, 11558] -> a in [-26624, 26624]
+ *       ops: load 2046, store 1792, add 896, sub 896, montmul 1152, barrett 256, const 512
+ *       coefficient reductions: 256
  */
 #include "nttgen_mlkem_c.h"
 
@@ -1165,5 +1173,47 @@ void nttgen_mlkem_c_polymul(int16_t r[256], const int16_t a[256], const int16_t 
     nttgen_mlkem_c_intt_reduce(r);
 #ifdef NTTGEN_DEBUG
     nttgen_mlkem_c_assert_range(r, 256, 0, 3328);
+#endif
+}
+
+/*
+ * forward NTT of k >= 1 polynomials stored one after another, in place
+ *
+ * Input:  a: k polynomials, coefficients in the standard order
+ * Output: a: k polynomials, NTT domain in this ISA's native order (as ntt leaves each)
+ * a[256 x k]: on entry in [-3328, 3328], on exit in [-16421, 16421]
+ * k: number of polynomials, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 2046, store 1792, add 896, sub 896, montmul 896
+ */
+void nttgen_mlkem_c_ntt_vec(int16_t *a, size_t k) {
+#ifdef NTTGEN_DEBUG
+    nttgen_mlkem_c_assert_range(a, k * 256, -3328, 3328);
+#endif
+    for (size_t i_0 = 0; i_0 < k; ++i_0) {
+        nttgen_mlkem_c_ntt(&a[256 * i_0]);
+    }
+#ifdef NTTGEN_DEBUG
+    nttgen_mlkem_c_assert_range(a, k * 256, -16421, 16421);
+#endif
+}
+
+/*
+ * inverse NTT times beta of k >= 1 polynomials stored one after another, in place
+ *
+ * Input:  a: k polynomials, NTT domain, native order
+ * Output: a: k polynomials, coefficients, standard order, times beta (as intt leaves each)
+ * a[256 x k]: on entry in [-11556, 11558], on exit in [-26624, 26624]
+ * k: number of polynomials, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 2046, store 1792, add 896, sub 896, montmul 1152, barrett 256, const 512
+ */
+void nttgen_mlkem_c_intt_vec(int16_t *a, size_t k) {
+#ifdef NTTGEN_DEBUG
+    nttgen_mlkem_c_assert_range(a, k * 256, -11556, 11558);
+#endif
+    for (size_t i_0 = 0; i_0 < k; ++i_0) {
+        nttgen_mlkem_c_intt(&a[256 * i_0]);
+    }
+#ifdef NTTGEN_DEBUG
+    nttgen_mlkem_c_assert_range(a, k * 256, -26624, 26624);
 #endif
 }

@@ -67,6 +67,14 @@
  *       ops: load 6906, store 5632, add 2944, sub 2688, mullo 256, montmul 3584, barrett 384,
  *         cond_add_q 256, const 640
  *       coefficient reductions: 384
+ *   nttgen_mlkem_c_ntt_vec: forward NTT of k >= 1 polynomials stored one after another, in place
+ *       a in [-3328, 3328] -> a in [-16421, 16421]
+ *       ops: load 2046, store 1792, add 896, sub 896, montmul 896
+ *   nttgen_mlkem_c_intt_vec: inverse NTT times beta of k >= 1 polynomials stored one after another,
+ *     in place
+ *       a in [-11556, 11558] -> a in [-26624, 26624]
+ *       ops: load 2046, store 1792, add 896, sub 896, montmul 1152, barrett 256, const 512
+ *       coefficient reductions: 256
  */
 #ifndef NTTGEN_MLKEM_C_H
 #define NTTGEN_MLKEM_C_H
@@ -218,6 +226,28 @@ void nttgen_mlkem_c_frommont(int16_t a[256]);
  *   cond_add_q 256, const 640
  */
 void nttgen_mlkem_c_polymul(int16_t r[256], const int16_t a[256], const int16_t b[256]);
+
+/*
+ * forward NTT of k >= 1 polynomials stored one after another, in place
+ *
+ * Input:  a: k polynomials, coefficients in the standard order
+ * Output: a: k polynomials, NTT domain in this ISA's native order (as ntt leaves each)
+ * a[256 x k]: on entry in [-3328, 3328], on exit in [-16421, 16421]
+ * k: number of polynomials, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 2046, store 1792, add 896, sub 896, montmul 896
+ */
+void nttgen_mlkem_c_ntt_vec(int16_t *a, size_t k);
+
+/*
+ * inverse NTT times beta of k >= 1 polynomials stored one after another, in place
+ *
+ * Input:  a: k polynomials, NTT domain, native order
+ * Output: a: k polynomials, coefficients, standard order, times beta (as intt leaves each)
+ * a[256 x k]: on entry in [-11556, 11558], on exit in [-26624, 26624]
+ * k: number of polynomials, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 2046, store 1792, add 896, sub 896, montmul 1152, barrett 256, const 512
+ */
+void nttgen_mlkem_c_intt_vec(int16_t *a, size_t k);
 
 #ifdef __cplusplus
 }

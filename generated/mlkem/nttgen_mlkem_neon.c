@@ -76,6 +76,15 @@
  *       ops: load 668, store 224, add 368, sub 336, mullo 32, montmul 64, shoupmul 368, barrett 32,
  *         barrett_coarse 80, cond_add_q 32, shuffle 144, const 16
  *       coefficient reductions: 896
+ *   nttgen_mlkem_neon_ntt_vec: forward NTT of k >= 1 polynomials stored one after another, in place
+ *       a in [-3328, 3328] -> a in [-2160, 2160]
+ *       ops: load 190, store 64, add 112, sub 112, shoupmul 112, barrett_coarse 32, shuffle 48
+ *       coefficient reductions: 256
+ *   nttgen_mlkem_neon_intt_vec: inverse NTT times beta of k >= 1 polynomials stored one after
+ *     another, in place
+ *       a in [-11556, 11558] -> a in [-953, 4282]
+ *       ops: load 192, store 64, add 112, sub 112, shoupmul 128, barrett_coarse 16, shuffle 48
+ *       coefficient reductions: 128
  */
 #if !defined(NTTGEN_NO_ISA_CHECK) && !defined(__ARM_NEON)
 #error "compile this neon file with an AArch64 compiler (__ARM_NEON is not defined)"
@@ -4039,6 +4048,48 @@ void nttgen_mlkem_neon_polymul(int16_t r[256], const int16_t a[256], const int16
     nttgen_mlkem_neon_intt_reduce(r);
 #ifdef NTTGEN_DEBUG
     nttgen_mlkem_neon_assert_range(r, 256, 0, 3328);
+#endif
+}
+
+/*
+ * forward NTT of k >= 1 polynomials stored one after another, in place
+ *
+ * Input:  a: k polynomials, coefficients in the standard order
+ * Output: a: k polynomials, NTT domain in this ISA's native order (as ntt leaves each)
+ * a[256 x k]: on entry in [-3328, 3328], on exit in [-2160, 2160]
+ * k: number of polynomials, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 190, store 64, add 112, sub 112, shoupmul 112, barrett_coarse 32, shuffle 48
+ */
+void nttgen_mlkem_neon_ntt_vec(int16_t *a, size_t k) {
+#ifdef NTTGEN_DEBUG
+    nttgen_mlkem_neon_assert_range(a, k * 256, -3328, 3328);
+#endif
+    for (size_t i_0 = 0; i_0 < k; ++i_0) {
+        nttgen_mlkem_neon_ntt(&a[256 * i_0]);
+    }
+#ifdef NTTGEN_DEBUG
+    nttgen_mlkem_neon_assert_range(a, k * 256, -2160, 2160);
+#endif
+}
+
+/*
+ * inverse NTT times beta of k >= 1 polynomials stored one after another, in place
+ *
+ * Input:  a: k polynomials, NTT domain, native order
+ * Output: a: k polynomials, coefficients, standard order, times beta (as intt leaves each)
+ * a[256 x k]: on entry in [-11556, 11558], on exit in [-953, 4282]
+ * k: number of polynomials, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 192, store 64, add 112, sub 112, shoupmul 128, barrett_coarse 16, shuffle 48
+ */
+void nttgen_mlkem_neon_intt_vec(int16_t *a, size_t k) {
+#ifdef NTTGEN_DEBUG
+    nttgen_mlkem_neon_assert_range(a, k * 256, -11556, 11558);
+#endif
+    for (size_t i_0 = 0; i_0 < k; ++i_0) {
+        nttgen_mlkem_neon_intt(&a[256 * i_0]);
+    }
+#ifdef NTTGEN_DEBUG
+    nttgen_mlkem_neon_assert_range(a, k * 256, -953, 4282);
 #endif
 }
 

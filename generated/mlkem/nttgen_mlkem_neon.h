@@ -76,6 +76,15 @@
  *       ops: load 668, store 224, add 368, sub 336, mullo 32, montmul 64, shoupmul 368, barrett 32,
  *         barrett_coarse 80, cond_add_q 32, shuffle 144, const 16
  *       coefficient reductions: 896
+ *   nttgen_mlkem_neon_ntt_vec: forward NTT of k >= 1 polynomials stored one after another, in place
+ *       a in [-3328, 3328] -> a in [-2160, 2160]
+ *       ops: load 190, store 64, add 112, sub 112, shoupmul 112, barrett_coarse 32, shuffle 48
+ *       coefficient reductions: 256
+ *   nttgen_mlkem_neon_intt_vec: inverse NTT times beta of k >= 1 polynomials stored one after
+ *     another, in place
+ *       a in [-11556, 11558] -> a in [-953, 4282]
+ *       ops: load 192, store 64, add 112, sub 112, shoupmul 128, barrett_coarse 16, shuffle 48
+ *       coefficient reductions: 128
  */
 #ifndef NTTGEN_MLKEM_NEON_H
 #define NTTGEN_MLKEM_NEON_H
@@ -246,6 +255,28 @@ void nttgen_mlkem_neon_from_standard(int16_t a[256]);
  *   32, barrett_coarse 80, cond_add_q 32, shuffle 144, const 16
  */
 void nttgen_mlkem_neon_polymul(int16_t r[256], const int16_t a[256], const int16_t b[256]);
+
+/*
+ * forward NTT of k >= 1 polynomials stored one after another, in place
+ *
+ * Input:  a: k polynomials, coefficients in the standard order
+ * Output: a: k polynomials, NTT domain in this ISA's native order (as ntt leaves each)
+ * a[256 x k]: on entry in [-3328, 3328], on exit in [-2160, 2160]
+ * k: number of polynomials, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 190, store 64, add 112, sub 112, shoupmul 112, barrett_coarse 32, shuffle 48
+ */
+void nttgen_mlkem_neon_ntt_vec(int16_t *a, size_t k);
+
+/*
+ * inverse NTT times beta of k >= 1 polynomials stored one after another, in place
+ *
+ * Input:  a: k polynomials, NTT domain, native order
+ * Output: a: k polynomials, coefficients, standard order, times beta (as intt leaves each)
+ * a[256 x k]: on entry in [-11556, 11558], on exit in [-953, 4282]
+ * k: number of polynomials, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 192, store 64, add 112, sub 112, shoupmul 128, barrett_coarse 16, shuffle 48
+ */
+void nttgen_mlkem_neon_intt_vec(int16_t *a, size_t k);
 
 #ifdef __cplusplus
 }

@@ -74,6 +74,15 @@
  *       ops: load 296, gather 64, store 128, scatter 32, add 184, sub 168, mullo 16, montmul 212,
  *         barrett_coarse 12, cond_add_q 16, const 8
  *       coefficient reductions: 192
+ *   nttgen_mlkem_rvv128_ntt_vec: forward NTT of k >= 1 polynomials stored one after another, in
+ *     place
+ *       a in [-3328, 3328] -> a in [-16305, 16305]
+ *       ops: load 66, gather 32, store 48, add 56, sub 56, montmul 56
+ *   nttgen_mlkem_rvv128_intt_vec: inverse NTT times beta of k >= 1 polynomials stored one after
+ *     another, in place
+ *       a in [-11556, 11558] -> a in [-1823, 1823]
+ *       ops: load 116, store 16, scatter 32, add 56, sub 56, montmul 60, barrett_coarse 12
+ *       coefficient reductions: 192
  */
 #ifndef NTTGEN_MLKEM_RVV128_H
 #define NTTGEN_MLKEM_RVV128_H
@@ -244,6 +253,28 @@ void nttgen_mlkem_rvv128_from_standard(int16_t a[256]);
  *   212, barrett_coarse 12, cond_add_q 16, const 8
  */
 void nttgen_mlkem_rvv128_polymul(int16_t r[256], const int16_t a[256], const int16_t b[256]);
+
+/*
+ * forward NTT of k >= 1 polynomials stored one after another, in place
+ *
+ * Input:  a: k polynomials, coefficients in the standard order
+ * Output: a: k polynomials, NTT domain in this ISA's native order (as ntt leaves each)
+ * a[256 x k]: on entry in [-3328, 3328], on exit in [-16305, 16305]
+ * k: number of polynomials, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 66, gather 32, store 48, add 56, sub 56, montmul 56
+ */
+void nttgen_mlkem_rvv128_ntt_vec(int16_t *a, size_t k);
+
+/*
+ * inverse NTT times beta of k >= 1 polynomials stored one after another, in place
+ *
+ * Input:  a: k polynomials, NTT domain, native order
+ * Output: a: k polynomials, coefficients, standard order, times beta (as intt leaves each)
+ * a[256 x k]: on entry in [-11556, 11558], on exit in [-1823, 1823]
+ * k: number of polynomials, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 116, store 16, scatter 32, add 56, sub 56, montmul 60, barrett_coarse 12
+ */
+void nttgen_mlkem_rvv128_intt_vec(int16_t *a, size_t k);
 
 #ifdef __cplusplus
 }

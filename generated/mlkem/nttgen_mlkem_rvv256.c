@@ -74,6 +74,15 @@
  *       ops: load 160, gather 32, store 64, scatter 16, add 92, sub 84, mullo 8, montmul 106,
  *         barrett_coarse 6, cond_add_q 8, const 4
  *       coefficient reductions: 192
+ *   nttgen_mlkem_rvv256_ntt_vec: forward NTT of k >= 1 polynomials stored one after another, in
+ *     place
+ *       a in [-3328, 3328] -> a in [-16180, 16179]
+ *       ops: load 34, gather 16, store 24, add 28, sub 28, montmul 28
+ *   nttgen_mlkem_rvv256_intt_vec: inverse NTT times beta of k >= 1 polynomials stored one after
+ *     another, in place
+ *       a in [-11556, 11558] -> a in [-1823, 1823]
+ *       ops: load 68, store 8, scatter 16, add 28, sub 28, montmul 30, barrett_coarse 6
+ *       coefficient reductions: 192
  */
 #if !defined(NTTGEN_NO_ISA_CHECK) && !defined(__riscv_vector)
 #error "compile this rvv256 file with -march=rv64gcv (__riscv_vector is not defined)"
@@ -1405,6 +1414,48 @@ void nttgen_mlkem_rvv256_polymul(int16_t r[256], const int16_t a[256], const int
     nttgen_mlkem_rvv256_intt_reduce(r);
 #ifdef NTTGEN_DEBUG
     nttgen_mlkem_rvv256_assert_range(r, 256, 0, 3328);
+#endif
+}
+
+/*
+ * forward NTT of k >= 1 polynomials stored one after another, in place
+ *
+ * Input:  a: k polynomials, coefficients in the standard order
+ * Output: a: k polynomials, NTT domain in this ISA's native order (as ntt leaves each)
+ * a[256 x k]: on entry in [-3328, 3328], on exit in [-16180, 16179]
+ * k: number of polynomials, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 34, gather 16, store 24, add 28, sub 28, montmul 28
+ */
+void nttgen_mlkem_rvv256_ntt_vec(int16_t *a, size_t k) {
+#ifdef NTTGEN_DEBUG
+    nttgen_mlkem_rvv256_assert_range(a, k * 256, -3328, 3328);
+#endif
+    for (size_t i_0 = 0; i_0 < k; ++i_0) {
+        nttgen_mlkem_rvv256_ntt(&a[256 * i_0]);
+    }
+#ifdef NTTGEN_DEBUG
+    nttgen_mlkem_rvv256_assert_range(a, k * 256, -16180, 16179);
+#endif
+}
+
+/*
+ * inverse NTT times beta of k >= 1 polynomials stored one after another, in place
+ *
+ * Input:  a: k polynomials, NTT domain, native order
+ * Output: a: k polynomials, coefficients, standard order, times beta (as intt leaves each)
+ * a[256 x k]: on entry in [-11556, 11558], on exit in [-1823, 1823]
+ * k: number of polynomials, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 68, store 8, scatter 16, add 28, sub 28, montmul 30, barrett_coarse 6
+ */
+void nttgen_mlkem_rvv256_intt_vec(int16_t *a, size_t k) {
+#ifdef NTTGEN_DEBUG
+    nttgen_mlkem_rvv256_assert_range(a, k * 256, -11556, 11558);
+#endif
+    for (size_t i_0 = 0; i_0 < k; ++i_0) {
+        nttgen_mlkem_rvv256_intt(&a[256 * i_0]);
+    }
+#ifdef NTTGEN_DEBUG
+    nttgen_mlkem_rvv256_assert_range(a, k * 256, -1823, 1823);
 #endif
 }
 

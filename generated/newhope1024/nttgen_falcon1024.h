@@ -36,5 +36,7 @@
 #define nttgen_falcon1024_to_standard nttgen_newhope1024_to_standard
 #define nttgen_falcon1024_from_standard nttgen_newhope1024_from_standard
 #define nttgen_falcon1024_polymul nttgen_newhope1024_polymul
+#define nttgen_falcon1024_ntt_vec nttgen_newhope1024_ntt_vec
+#define nttgen_falcon1024_intt_vec nttgen_newhope1024_intt_vec
 
 #endif // NTTGEN_FALCON1024_H

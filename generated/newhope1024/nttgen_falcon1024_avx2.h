@@ -31,5 +31,7 @@
 #define nttgen_falcon1024_avx2_to_standard nttgen_newhope1024_avx2_to_standard
 #define nttgen_falcon1024_avx2_from_standard nttgen_newhope1024_avx2_from_standard
 #define nttgen_falcon1024_avx2_polymul nttgen_newhope1024_avx2_polymul
+#define nttgen_falcon1024_avx2_ntt_vec nttgen_newhope1024_avx2_ntt_vec
+#define nttgen_falcon1024_avx2_intt_vec nttgen_newhope1024_avx2_intt_vec
 
 #endif // NTTGEN_FALCON1024_AVX2_H

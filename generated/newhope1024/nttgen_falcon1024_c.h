@@ -29,5 +29,7 @@
 #define nttgen_falcon1024_c_tomont nttgen_newhope1024_c_tomont
 #define nttgen_falcon1024_c_frommont nttgen_newhope1024_c_frommont
 #define nttgen_falcon1024_c_polymul nttgen_newhope1024_c_polymul
+#define nttgen_falcon1024_c_ntt_vec nttgen_newhope1024_c_ntt_vec
+#define nttgen_falcon1024_c_intt_vec nttgen_newhope1024_c_intt_vec
 
 #endif // NTTGEN_FALCON1024_C_H

@@ -31,5 +31,7 @@
 #define nttgen_falcon1024_neon_to_standard nttgen_newhope1024_neon_to_standard
 #define nttgen_falcon1024_neon_from_standard nttgen_newhope1024_neon_from_standard
 #define nttgen_falcon1024_neon_polymul nttgen_newhope1024_neon_polymul
+#define nttgen_falcon1024_neon_ntt_vec nttgen_newhope1024_neon_ntt_vec
+#define nttgen_falcon1024_neon_intt_vec nttgen_newhope1024_neon_intt_vec
 
 #endif // NTTGEN_FALCON1024_NEON_H

@@ -29,5 +29,7 @@
 #define nttgen_falcon1024_rvv_tomont nttgen_newhope1024_rvv_tomont
 #define nttgen_falcon1024_rvv_frommont nttgen_newhope1024_rvv_frommont
 #define nttgen_falcon1024_rvv_polymul nttgen_newhope1024_rvv_polymul
+#define nttgen_falcon1024_rvv_ntt_vec nttgen_newhope1024_rvv_ntt_vec
+#define nttgen_falcon1024_rvv_intt_vec nttgen_newhope1024_rvv_intt_vec
 
 #endif // NTTGEN_FALCON1024_RVV_H

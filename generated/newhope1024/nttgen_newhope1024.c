@@ -11,10 +11,10 @@
  *         and that the policy below does not skip, and keeps it; nttgen_newhope1024_use_isa
  *         forces one for every group.
  * Groups: ntt, basemul, basemul_acc, basemul_cache, basemul_acc_cached, intt, to_standard,
- *         from_standard share one ISA (data in the NTT domain is in the native order of the
- *         ISA that wrote it); reduce, reduce_centred, reduce_partial, tomont, frommont,
- *         polymul are each chosen alone. nttgen_newhope1024_isa() names the ISA of the
- *         NTT-domain operations.
+ *         from_standard, ntt_vec, intt_vec share one ISA (data in the NTT domain is in the
+ *         native order of the ISA that wrote it); reduce, reduce_centred, reduce_partial,
+ *         tomont, frommont, polymul are each chosen alone. nttgen_newhope1024_isa() names the
+ *         ISA of the NTT-domain operations.
  * Policy: no measurement of nttgen bench shows an ISA here slower than a narrower one (nttgen
  *         generate --policy takes other measurements).
  * Threads: the choice is published with an atomic release store and read with
@@ -120,6 +120,8 @@ typedef struct {
     void (*to_standard)(int16_t a[1024]);
     void (*from_standard)(int16_t a[1024]);
     void (*polymul)(int16_t r[1024], const int16_t a[1024], const int16_t b[1024]);
+    void (*ntt_vec)(int16_t *a, size_t k);
+    void (*intt_vec)(int16_t *a, size_t k);
 } nttgen_newhope1024_impl;
 
 /* Every ISA compiled in, best first (the portable C last). */
@@ -131,7 +133,8 @@ static const nttgen_newhope1024_impl nttgen_newhope1024_impls[] = {
      nttgen_newhope1024_avx512_reduce, nttgen_newhope1024_avx512_reduce_centred,
      nttgen_newhope1024_avx512_reduce_partial, nttgen_newhope1024_avx512_tomont,
      nttgen_newhope1024_avx512_frommont, nttgen_newhope1024_avx512_to_standard,
-     nttgen_newhope1024_avx512_from_standard, nttgen_newhope1024_avx512_polymul},
+     nttgen_newhope1024_avx512_from_standard, nttgen_newhope1024_avx512_polymul,
+     nttgen_newhope1024_avx512_ntt_vec, nttgen_newhope1024_avx512_intt_vec},
 #endif
 #ifdef NTTGEN_NEWHOPE1024_HAVE_RVV256
     {"rvv256", nttgen_newhope1024_rvv256_ntt, nttgen_newhope1024_rvv256_basemul,
@@ -140,7 +143,8 @@ static const nttgen_newhope1024_impl nttgen_newhope1024_impls[] = {
      nttgen_newhope1024_rvv256_reduce, nttgen_newhope1024_rvv256_reduce_centred,
      nttgen_newhope1024_rvv256_reduce_partial, nttgen_newhope1024_rvv256_tomont,
      nttgen_newhope1024_rvv256_frommont, nttgen_newhope1024_rvv256_to_standard,
-     nttgen_newhope1024_rvv256_from_standard, nttgen_newhope1024_rvv256_polymul},
+     nttgen_newhope1024_rvv256_from_standard, nttgen_newhope1024_rvv256_polymul,
+     nttgen_newhope1024_rvv256_ntt_vec, nttgen_newhope1024_rvv256_intt_vec},
 #endif
 #ifdef NTTGEN_NEWHOPE1024_HAVE_AVX2
     {"avx2", nttgen_newhope1024_avx2_ntt, nttgen_newhope1024_avx2_basemul,
@@ -149,7 +153,8 @@ static const nttgen_newhope1024_impl nttgen_newhope1024_impls[] = {
      nttgen_newhope1024_avx2_reduce, nttgen_newhope1024_avx2_reduce_centred,
      nttgen_newhope1024_avx2_reduce_partial, nttgen_newhope1024_avx2_tomont,
      nttgen_newhope1024_avx2_frommont, nttgen_newhope1024_avx2_to_standard,
-     nttgen_newhope1024_avx2_from_standard, nttgen_newhope1024_avx2_polymul},
+     nttgen_newhope1024_avx2_from_standard, nttgen_newhope1024_avx2_polymul,
+     nttgen_newhope1024_avx2_ntt_vec, nttgen_newhope1024_avx2_intt_vec},
 #endif
 #ifdef NTTGEN_NEWHOPE1024_HAVE_RVV128
     {"rvv128", nttgen_newhope1024_rvv128_ntt, nttgen_newhope1024_rvv128_basemul,
@@ -158,7 +163,8 @@ static const nttgen_newhope1024_impl nttgen_newhope1024_impls[] = {
      nttgen_newhope1024_rvv128_reduce, nttgen_newhope1024_rvv128_reduce_centred,
      nttgen_newhope1024_rvv128_reduce_partial, nttgen_newhope1024_rvv128_tomont,
      nttgen_newhope1024_rvv128_frommont, nttgen_newhope1024_rvv128_to_standard,
-     nttgen_newhope1024_rvv128_from_standard, nttgen_newhope1024_rvv128_polymul},
+     nttgen_newhope1024_rvv128_from_standard, nttgen_newhope1024_rvv128_polymul,
+     nttgen_newhope1024_rvv128_ntt_vec, nttgen_newhope1024_rvv128_intt_vec},
 #endif
 #ifdef NTTGEN_NEWHOPE1024_HAVE_NEON
     {"neon", nttgen_newhope1024_neon_ntt, nttgen_newhope1024_neon_basemul,
@@ -167,7 +173,8 @@ static const nttgen_newhope1024_impl nttgen_newhope1024_impls[] = {
      nttgen_newhope1024_neon_reduce, nttgen_newhope1024_neon_reduce_centred,
      nttgen_newhope1024_neon_reduce_partial, nttgen_newhope1024_neon_tomont,
      nttgen_newhope1024_neon_frommont, nttgen_newhope1024_neon_to_standard,
-     nttgen_newhope1024_neon_from_standard, nttgen_newhope1024_neon_polymul},
+     nttgen_newhope1024_neon_from_standard, nttgen_newhope1024_neon_polymul,
+     nttgen_newhope1024_neon_ntt_vec, nttgen_newhope1024_neon_intt_vec},
 #endif
 #ifdef NTTGEN_NEWHOPE1024_HAVE_RVV
     {"rvv", nttgen_newhope1024_rvv_ntt, nttgen_newhope1024_rvv_basemul,
@@ -175,13 +182,15 @@ static const nttgen_newhope1024_impl nttgen_newhope1024_impls[] = {
      nttgen_newhope1024_rvv_basemul_acc_cached, nttgen_newhope1024_rvv_intt,
      nttgen_newhope1024_rvv_reduce, nttgen_newhope1024_rvv_reduce_centred,
      nttgen_newhope1024_rvv_reduce_partial, nttgen_newhope1024_rvv_tomont,
-     nttgen_newhope1024_rvv_frommont, NULL, NULL, nttgen_newhope1024_rvv_polymul},
+     nttgen_newhope1024_rvv_frommont, NULL, NULL, nttgen_newhope1024_rvv_polymul,
+     nttgen_newhope1024_rvv_ntt_vec, nttgen_newhope1024_rvv_intt_vec},
 #endif
     {"c", nttgen_newhope1024_c_ntt, nttgen_newhope1024_c_basemul, nttgen_newhope1024_c_basemul_acc,
      nttgen_newhope1024_c_basemul_cache, nttgen_newhope1024_c_basemul_acc_cached,
      nttgen_newhope1024_c_intt, nttgen_newhope1024_c_reduce, nttgen_newhope1024_c_reduce_centred,
      nttgen_newhope1024_c_reduce_partial, nttgen_newhope1024_c_tomont,
-     nttgen_newhope1024_c_frommont, NULL, NULL, nttgen_newhope1024_c_polymul},
+     nttgen_newhope1024_c_frommont, NULL, NULL, nttgen_newhope1024_c_polymul,
+     nttgen_newhope1024_c_ntt_vec, nttgen_newhope1024_c_intt_vec},
 };
 static const size_t nttgen_newhope1024_isas =
     sizeof(nttgen_newhope1024_impls) / sizeof(nttgen_newhope1024_impls[0]);
@@ -330,7 +339,8 @@ const char *nttgen_newhope1024_isa_of(const char *op) {
         nttgen_newhope1024_same(op, "basemul_cache") ||
         nttgen_newhope1024_same(op, "basemul_acc_cached") || nttgen_newhope1024_same(op, "intt") ||
         nttgen_newhope1024_same(op, "to_standard") ||
-        nttgen_newhope1024_same(op, "from_standard")) {
+        nttgen_newhope1024_same(op, "from_standard") || nttgen_newhope1024_same(op, "ntt_vec") ||
+        nttgen_newhope1024_same(op, "intt_vec")) {
         return nttgen_newhope1024_pick(0)->name;
     }
     if (nttgen_newhope1024_same(op, "reduce")) {
@@ -442,4 +452,12 @@ void nttgen_newhope1024_from_standard(int16_t a[1024]) {
 
 void nttgen_newhope1024_polymul(int16_t r[1024], const int16_t a[1024], const int16_t b[1024]) {
     nttgen_newhope1024_pick(6)->polymul(r, a, b);
+}
+
+void nttgen_newhope1024_ntt_vec(int16_t *a, size_t k) {
+    nttgen_newhope1024_pick(0)->ntt_vec(a, k);
+}
+
+void nttgen_newhope1024_intt_vec(int16_t *a, size_t k) {
+    nttgen_newhope1024_pick(0)->intt_vec(a, k);
 }

@@ -11,10 +11,10 @@
  *         and that the policy below does not skip, and keeps it; nttgen_newhope1024_use_isa
  *         forces one for every group.
  * Groups: ntt, basemul, basemul_acc, basemul_cache, basemul_acc_cached, intt, to_standard,
- *         from_standard share one ISA (data in the NTT domain is in the native order of the
- *         ISA that wrote it); reduce, reduce_centred, reduce_partial, tomont, frommont,
- *         polymul are each chosen alone. nttgen_newhope1024_isa() names the ISA of the
- *         NTT-domain operations.
+ *         from_standard, ntt_vec, intt_vec share one ISA (data in the NTT domain is in the
+ *         native order of the ISA that wrote it); reduce, reduce_centred, reduce_partial,
+ *         tomont, frommont, polymul are each chosen alone. nttgen_newhope1024_isa() names the
+ *         ISA of the NTT-domain operations.
  * Policy: no measurement of nttgen bench shows an ISA here slower than a narrower one (nttgen
  *         generate --policy takes other measurements).
  * Threads: the choice is published with an atomic release store and read with
@@ -222,6 +222,26 @@ void nttgen_newhope1024_from_standard(int16_t a[1024]);
  * b[1024]: on entry in [-12288, 12288] (every ISA)
  */
 void nttgen_newhope1024_polymul(int16_t r[1024], const int16_t a[1024], const int16_t b[1024]);
+
+/*
+ * forward NTT of k >= 1 polynomials stored one after another, in place
+ *
+ * Input:  a: k polynomials, coefficients in the standard order
+ * Output: a: k polynomials, NTT domain in this ISA's native order (as ntt leaves each)
+ * a[1024 x k]: on entry in [-12288, 12288] (every ISA), on exit in [-22735, 22735] (any ISA)
+ * k: number of polynomials, at least 1 (public; loops depend on it, never on data)
+ */
+void nttgen_newhope1024_ntt_vec(int16_t *a, size_t k);
+
+/*
+ * inverse NTT times beta of k >= 1 polynomials stored one after another, in place
+ *
+ * Input:  a: k polynomials, NTT domain, native order
+ * Output: a: k polynomials, coefficients, standard order, times beta (as intt leaves each)
+ * a[1024 x k]: on entry in [-14031, 14031] (every ISA), on exit in [-9018, 9018] (any ISA)
+ * k: number of polynomials, at least 1 (public; loops depend on it, never on data)
+ */
+void nttgen_newhope1024_intt_vec(int16_t *a, size_t k);
 
 #ifdef __cplusplus
 }

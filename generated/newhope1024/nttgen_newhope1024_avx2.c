@@ -75,6 +75,16 @@
  *       ops: load 1536, store 448, add 960, sub 960, montmul 992, montmul_var 64, barrett 288,
  *         cond_add_q 64, shuffle 288, zip 96
  *       coefficient reductions: 4608
+ *   nttgen_newhope1024_avx2_ntt_vec: forward NTT of k >= 1 polynomials stored one after another, in
+ *     place
+ *       a in [-12288, 12288] -> a in [-22611, 22610]
+ *       ops: load 510, store 128, add 320, sub 320, montmul 320, barrett 96, shuffle 96, zip 32
+ *       coefficient reductions: 1536
+ *   nttgen_newhope1024_avx2_intt_vec: inverse NTT times beta of k >= 1 polynomials stored one after
+ *     another, in place
+ *       a in [-14031, 14031] -> a in [-8990, 8990]
+ *       ops: load 388, store 128, add 320, sub 320, montmul 352, barrett 96, shuffle 96, zip 32
+ *       coefficient reductions: 1536
  */
 #if !defined(NTTGEN_NO_ISA_CHECK) && !defined(__AVX2__)
 #error "compile this avx2 file with -mavx2 (__AVX2__ is not defined)"
@@ -2948,6 +2958,48 @@ void nttgen_newhope1024_avx2_polymul(int16_t r[1024], const int16_t a[1024],
     nttgen_newhope1024_avx2_intt_reduce(r);
 #ifdef NTTGEN_DEBUG
     nttgen_newhope1024_avx2_assert_range(r, 1024, 0, 12288);
+#endif
+}
+
+/*
+ * forward NTT of k >= 1 polynomials stored one after another, in place
+ *
+ * Input:  a: k polynomials, coefficients in the standard order
+ * Output: a: k polynomials, NTT domain in this ISA's native order (as ntt leaves each)
+ * a[1024 x k]: on entry in [-12288, 12288], on exit in [-22611, 22610]
+ * k: number of polynomials, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 510, store 128, add 320, sub 320, montmul 320, barrett 96, shuffle 96, zip 32
+ */
+void nttgen_newhope1024_avx2_ntt_vec(int16_t *a, size_t k) {
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope1024_avx2_assert_range(a, k * 1024, -12288, 12288);
+#endif
+    for (size_t i_0 = 0; i_0 < k; ++i_0) {
+        nttgen_newhope1024_avx2_ntt(&a[1024 * i_0]);
+    }
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope1024_avx2_assert_range(a, k * 1024, -22611, 22610);
+#endif
+}
+
+/*
+ * inverse NTT times beta of k >= 1 polynomials stored one after another, in place
+ *
+ * Input:  a: k polynomials, NTT domain, native order
+ * Output: a: k polynomials, coefficients, standard order, times beta (as intt leaves each)
+ * a[1024 x k]: on entry in [-14031, 14031], on exit in [-8990, 8990]
+ * k: number of polynomials, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 388, store 128, add 320, sub 320, montmul 352, barrett 96, shuffle 96, zip 32
+ */
+void nttgen_newhope1024_avx2_intt_vec(int16_t *a, size_t k) {
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope1024_avx2_assert_range(a, k * 1024, -14031, 14031);
+#endif
+    for (size_t i_0 = 0; i_0 < k; ++i_0) {
+        nttgen_newhope1024_avx2_intt(&a[1024 * i_0]);
+    }
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope1024_avx2_assert_range(a, k * 1024, -8990, 8990);
 #endif
 }
 

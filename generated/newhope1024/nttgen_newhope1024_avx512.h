@@ -75,6 +75,16 @@
  *       ops: load 834, store 224, add 480, sub 480, montmul 496, montmul_var 32, barrett 144,
  *         cond_add_q 32, shuffle 192, zip 48
  *       coefficient reductions: 4608
+ *   nttgen_newhope1024_avx512_ntt_vec: forward NTT of k >= 1 polynomials stored one after another,
+ *     in place
+ *       a in [-12288, 12288] -> a in [-22455, 22454]
+ *       ops: load 286, store 64, add 160, sub 160, montmul 160, barrett 48, shuffle 64, zip 16
+ *       coefficient reductions: 1536
+ *   nttgen_newhope1024_avx512_intt_vec: inverse NTT times beta of k >= 1 polynomials stored one
+ *     after another, in place
+ *       a in [-14031, 14031] -> a in [-8958, 8958]
+ *       ops: load 198, store 64, add 160, sub 160, montmul 176, barrett 48, shuffle 64, zip 16
+ *       coefficient reductions: 1536
  */
 #ifndef NTTGEN_NEWHOPE1024_AVX512_H
 #define NTTGEN_NEWHOPE1024_AVX512_H
@@ -248,6 +258,28 @@ void nttgen_newhope1024_avx512_from_standard(int16_t a[1024]);
  */
 void nttgen_newhope1024_avx512_polymul(int16_t r[1024], const int16_t a[1024],
                                        const int16_t b[1024]);
+
+/*
+ * forward NTT of k >= 1 polynomials stored one after another, in place
+ *
+ * Input:  a: k polynomials, coefficients in the standard order
+ * Output: a: k polynomials, NTT domain in this ISA's native order (as ntt leaves each)
+ * a[1024 x k]: on entry in [-12288, 12288], on exit in [-22455, 22454]
+ * k: number of polynomials, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 286, store 64, add 160, sub 160, montmul 160, barrett 48, shuffle 64, zip 16
+ */
+void nttgen_newhope1024_avx512_ntt_vec(int16_t *a, size_t k);
+
+/*
+ * inverse NTT times beta of k >= 1 polynomials stored one after another, in place
+ *
+ * Input:  a: k polynomials, NTT domain, native order
+ * Output: a: k polynomials, coefficients, standard order, times beta (as intt leaves each)
+ * a[1024 x k]: on entry in [-14031, 14031], on exit in [-8958, 8958]
+ * k: number of polynomials, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 198, store 64, add 160, sub 160, montmul 176, barrett 48, shuffle 64, zip 16
+ */
+void nttgen_newhope1024_avx512_intt_vec(int16_t *a, size_t k);
 
 #ifdef __cplusplus
 }

@@ -66,6 +66,16 @@
  *       ops: load 38906, store 31744, add 15360, sub 15360, montmul 15872, montmul_var 1024,
  *         barrett 7680, cond_add_q 1024, const 1024
  *       coefficient reductions: 7680
+ *   nttgen_newhope1024_c_ntt_vec: forward NTT of k >= 1 polynomials stored one after another, in
+ *     place
+ *       a in [-12288, 12288] -> a in [-22735, 22735]
+ *       ops: load 12286, store 10240, add 5120, sub 5120, montmul 5120, barrett 1536
+ *       coefficient reductions: 1536
+ *   nttgen_newhope1024_c_intt_vec: inverse NTT times beta of k >= 1 polynomials stored one after
+ *     another, in place
+ *       a in [-14031, 14031] -> a in [-7904, 7904]
+ *       ops: load 12286, store 10240, add 5120, sub 5120, montmul 5632, barrett 4608, const 1024
+ *       coefficient reductions: 4608
  */
 #ifndef NTTGEN_NEWHOPE1024_C_H
 #define NTTGEN_NEWHOPE1024_C_H
@@ -217,6 +227,28 @@ void nttgen_newhope1024_c_frommont(int16_t a[1024]);
  *   barrett 7680, cond_add_q 1024, const 1024
  */
 void nttgen_newhope1024_c_polymul(int16_t r[1024], const int16_t a[1024], const int16_t b[1024]);
+
+/*
+ * forward NTT of k >= 1 polynomials stored one after another, in place
+ *
+ * Input:  a: k polynomials, coefficients in the standard order
+ * Output: a: k polynomials, NTT domain in this ISA's native order (as ntt leaves each)
+ * a[1024 x k]: on entry in [-12288, 12288], on exit in [-22735, 22735]
+ * k: number of polynomials, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 12286, store 10240, add 5120, sub 5120, montmul 5120, barrett 1536
+ */
+void nttgen_newhope1024_c_ntt_vec(int16_t *a, size_t k);
+
+/*
+ * inverse NTT times beta of k >= 1 polynomials stored one after another, in place
+ *
+ * Input:  a: k polynomials, NTT domain, native order
+ * Output: a: k polynomials, coefficients, standard order, times beta (as intt leaves each)
+ * a[1024 x k]: on entry in [-14031, 14031], on exit in [-7904, 7904]
+ * k: number of polynomials, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 12286, store 10240, add 5120, sub 5120, montmul 5632, barrett 4608, const 1024
+ */
+void nttgen_newhope1024_c_intt_vec(int16_t *a, size_t k);
 
 #ifdef __cplusplus
 }

@@ -75,6 +75,16 @@
  *       ops: load 2814, store 896, add 1920, sub 1920, montmul 1984, montmul_var 128, barrett 576,
  *         cond_add_q 128, shuffle 576
  *       coefficient reductions: 4608
+ *   nttgen_newhope1024_neon_ntt_vec: forward NTT of k >= 1 polynomials stored one after another, in
+ *     place
+ *       a in [-12288, 12288] -> a in [-22649, 22649]
+ *       ops: load 894, store 256, add 640, sub 640, montmul 640, barrett 192, shuffle 192
+ *       coefficient reductions: 1536
+ *   nttgen_newhope1024_neon_intt_vec: inverse NTT times beta of k >= 1 polynomials stored one after
+ *     another, in place
+ *       a in [-14031, 14031] -> a in [-9018, 9018]
+ *       ops: load 770, store 256, add 640, sub 640, montmul 704, barrett 192, shuffle 192
+ *       coefficient reductions: 1536
  */
 #if !defined(NTTGEN_NO_ISA_CHECK) && !defined(__ARM_NEON)
 #error "compile this neon file with an AArch64 compiler (__ARM_NEON is not defined)"
@@ -4525,6 +4535,48 @@ void nttgen_newhope1024_neon_polymul(int16_t r[1024], const int16_t a[1024],
     nttgen_newhope1024_neon_intt_reduce(r);
 #ifdef NTTGEN_DEBUG
     nttgen_newhope1024_neon_assert_range(r, 1024, 0, 12288);
+#endif
+}
+
+/*
+ * forward NTT of k >= 1 polynomials stored one after another, in place
+ *
+ * Input:  a: k polynomials, coefficients in the standard order
+ * Output: a: k polynomials, NTT domain in this ISA's native order (as ntt leaves each)
+ * a[1024 x k]: on entry in [-12288, 12288], on exit in [-22649, 22649]
+ * k: number of polynomials, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 894, store 256, add 640, sub 640, montmul 640, barrett 192, shuffle 192
+ */
+void nttgen_newhope1024_neon_ntt_vec(int16_t *a, size_t k) {
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope1024_neon_assert_range(a, k * 1024, -12288, 12288);
+#endif
+    for (size_t i_0 = 0; i_0 < k; ++i_0) {
+        nttgen_newhope1024_neon_ntt(&a[1024 * i_0]);
+    }
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope1024_neon_assert_range(a, k * 1024, -22649, 22649);
+#endif
+}
+
+/*
+ * inverse NTT times beta of k >= 1 polynomials stored one after another, in place
+ *
+ * Input:  a: k polynomials, NTT domain, native order
+ * Output: a: k polynomials, coefficients, standard order, times beta (as intt leaves each)
+ * a[1024 x k]: on entry in [-14031, 14031], on exit in [-9018, 9018]
+ * k: number of polynomials, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 770, store 256, add 640, sub 640, montmul 704, barrett 192, shuffle 192
+ */
+void nttgen_newhope1024_neon_intt_vec(int16_t *a, size_t k) {
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope1024_neon_assert_range(a, k * 1024, -14031, 14031);
+#endif
+    for (size_t i_0 = 0; i_0 < k; ++i_0) {
+        nttgen_newhope1024_neon_intt(&a[1024 * i_0]);
+    }
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope1024_neon_assert_range(a, k * 1024, -9018, 9018);
 #endif
 }
 

@@ -67,6 +67,16 @@
  *       ops: load 17402, store 10240, add 15360, sub 15360, montmul 15872, montmul_var 1024,
  *         barrett 6080, cond_add_q 1024, const 1024
  *       coefficient reductions: 6080
+ *   nttgen_newhope1024_rvv_ntt_vec: forward NTT of k >= 1 polynomials stored one after another, in
+ *     place
+ *       a in [-12288, 12288] -> a in [-22733, 22733]
+ *       ops: load 5118, store 3072, add 5120, sub 5120, montmul 5120, barrett 1536
+ *       coefficient reductions: 1536
+ *   nttgen_newhope1024_rvv_intt_vec: inverse NTT times beta of k >= 1 polynomials stored one after
+ *     another, in place
+ *       a in [-14031, 14031] -> a in [-7904, 7904]
+ *       ops: load 5118, store 3072, add 5120, sub 5120, montmul 5632, barrett 3008, const 1024
+ *       coefficient reductions: 3008
  */
 #if !defined(NTTGEN_NO_ISA_CHECK) && !defined(__riscv_vector)
 #error "compile this rvv file with -march=rv64gcv (__riscv_vector is not defined)"
@@ -2501,6 +2511,48 @@ void nttgen_newhope1024_rvv_polymul(int16_t r[1024], const int16_t a[1024], cons
     nttgen_newhope1024_rvv_intt_reduce(r);
 #ifdef NTTGEN_DEBUG
     nttgen_newhope1024_rvv_assert_range(r, 1024, 0, 12288);
+#endif
+}
+
+/*
+ * forward NTT of k >= 1 polynomials stored one after another, in place
+ *
+ * Input:  a: k polynomials, coefficients in the standard order
+ * Output: a: k polynomials, NTT domain in this ISA's native order (as ntt leaves each)
+ * a[1024 x k]: on entry in [-12288, 12288], on exit in [-22733, 22733]
+ * k: number of polynomials, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 5118, store 3072, add 5120, sub 5120, montmul 5120, barrett 1536
+ */
+void nttgen_newhope1024_rvv_ntt_vec(int16_t *a, size_t k) {
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope1024_rvv_assert_range(a, k * 1024, -12288, 12288);
+#endif
+    for (size_t i_0 = 0; i_0 < k; ++i_0) {
+        nttgen_newhope1024_rvv_ntt(&a[1024 * i_0]);
+    }
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope1024_rvv_assert_range(a, k * 1024, -22733, 22733);
+#endif
+}
+
+/*
+ * inverse NTT times beta of k >= 1 polynomials stored one after another, in place
+ *
+ * Input:  a: k polynomials, NTT domain, native order
+ * Output: a: k polynomials, coefficients, standard order, times beta (as intt leaves each)
+ * a[1024 x k]: on entry in [-14031, 14031], on exit in [-7904, 7904]
+ * k: number of polynomials, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 5118, store 3072, add 5120, sub 5120, montmul 5632, barrett 3008, const 1024
+ */
+void nttgen_newhope1024_rvv_intt_vec(int16_t *a, size_t k) {
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope1024_rvv_assert_range(a, k * 1024, -14031, 14031);
+#endif
+    for (size_t i_0 = 0; i_0 < k; ++i_0) {
+        nttgen_newhope1024_rvv_intt(&a[1024 * i_0]);
+    }
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope1024_rvv_assert_range(a, k * 1024, -7904, 7904);
 #endif
 }
 

@@ -77,6 +77,16 @@
  *       ops: load 1446, gather 256, store 704, scatter 128, add 960, sub 960, montmul 968,
  *         montmul_var 64, barrett 304, cond_add_q 64
  *       coefficient reductions: 4864
+ *   nttgen_newhope1024_rvv128_ntt_vec: forward NTT of k >= 1 polynomials stored one after another,
+ *     in place
+ *       a in [-12288, 12288] -> a in [-22667, 22667]
+ *       ops: load 398, gather 128, store 256, add 320, sub 320, montmul 320, barrett 96
+ *       coefficient reductions: 1536
+ *   nttgen_newhope1024_rvv128_intt_vec: inverse NTT times beta of k >= 1 polynomials stored one
+ *     after another, in place
+ *       a in [-14031, 14031] -> a in [-8997, 8997]
+ *       ops: load 522, store 128, scatter 128, add 320, sub 320, montmul 328, barrett 112
+ *       coefficient reductions: 1792
  */
 #ifndef NTTGEN_NEWHOPE1024_RVV128_H
 #define NTTGEN_NEWHOPE1024_RVV128_H
@@ -250,6 +260,28 @@ void nttgen_newhope1024_rvv128_from_standard(int16_t a[1024]);
  */
 void nttgen_newhope1024_rvv128_polymul(int16_t r[1024], const int16_t a[1024],
                                        const int16_t b[1024]);
+
+/*
+ * forward NTT of k >= 1 polynomials stored one after another, in place
+ *
+ * Input:  a: k polynomials, coefficients in the standard order
+ * Output: a: k polynomials, NTT domain in this ISA's native order (as ntt leaves each)
+ * a[1024 x k]: on entry in [-12288, 12288], on exit in [-22667, 22667]
+ * k: number of polynomials, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 398, gather 128, store 256, add 320, sub 320, montmul 320, barrett 96
+ */
+void nttgen_newhope1024_rvv128_ntt_vec(int16_t *a, size_t k);
+
+/*
+ * inverse NTT times beta of k >= 1 polynomials stored one after another, in place
+ *
+ * Input:  a: k polynomials, NTT domain, native order
+ * Output: a: k polynomials, coefficients, standard order, times beta (as intt leaves each)
+ * a[1024 x k]: on entry in [-14031, 14031], on exit in [-8997, 8997]
+ * k: number of polynomials, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 522, store 128, scatter 128, add 320, sub 320, montmul 328, barrett 112
+ */
+void nttgen_newhope1024_rvv128_intt_vec(int16_t *a, size_t k);
 
 #ifdef __cplusplus
 }

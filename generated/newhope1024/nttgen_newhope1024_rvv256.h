@@ -77,6 +77,16 @@
  *       ops: load 824, gather 192, store 416, scatter 96, add 480, sub 480, montmul 484,
  *         montmul_var 32, barrett 152, cond_add_q 32
  *       coefficient reductions: 4864
+ *   nttgen_newhope1024_rvv256_ntt_vec: forward NTT of k >= 1 polynomials stored one after another,
+ *     in place
+ *       a in [-12288, 12288] -> a in [-22636, 22636]
+ *       ops: load 230, gather 96, store 160, add 160, sub 160, montmul 160, barrett 48
+ *       coefficient reductions: 1536
+ *   nttgen_newhope1024_rvv256_intt_vec: inverse NTT times beta of k >= 1 polynomials stored one
+ *     after another, in place
+ *       a in [-14031, 14031] -> a in [-8988, 8988]
+ *       ops: load 300, store 64, scatter 96, add 160, sub 160, montmul 164, barrett 56
+ *       coefficient reductions: 1792
  */
 #ifndef NTTGEN_NEWHOPE1024_RVV256_H
 #define NTTGEN_NEWHOPE1024_RVV256_H
@@ -250,6 +260,28 @@ void nttgen_newhope1024_rvv256_from_standard(int16_t a[1024]);
  */
 void nttgen_newhope1024_rvv256_polymul(int16_t r[1024], const int16_t a[1024],
                                        const int16_t b[1024]);
+
+/*
+ * forward NTT of k >= 1 polynomials stored one after another, in place
+ *
+ * Input:  a: k polynomials, coefficients in the standard order
+ * Output: a: k polynomials, NTT domain in this ISA's native order (as ntt leaves each)
+ * a[1024 x k]: on entry in [-12288, 12288], on exit in [-22636, 22636]
+ * k: number of polynomials, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 230, gather 96, store 160, add 160, sub 160, montmul 160, barrett 48
+ */
+void nttgen_newhope1024_rvv256_ntt_vec(int16_t *a, size_t k);
+
+/*
+ * inverse NTT times beta of k >= 1 polynomials stored one after another, in place
+ *
+ * Input:  a: k polynomials, NTT domain, native order
+ * Output: a: k polynomials, coefficients, standard order, times beta (as intt leaves each)
+ * a[1024 x k]: on entry in [-14031, 14031], on exit in [-8988, 8988]
+ * k: number of polynomials, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 300, store 64, scatter 96, add 160, sub 160, montmul 164, barrett 56
+ */
+void nttgen_newhope1024_rvv256_intt_vec(int16_t *a, size_t k);
 
 #ifdef __cplusplus
 }

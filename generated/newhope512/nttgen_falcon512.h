@@ -36,5 +36,7 @@
 #define nttgen_falcon512_to_standard nttgen_newhope512_to_standard
 #define nttgen_falcon512_from_standard nttgen_newhope512_from_standard
 #define nttgen_falcon512_polymul nttgen_newhope512_polymul
+#define nttgen_falcon512_ntt_vec nttgen_newhope512_ntt_vec
+#define nttgen_falcon512_intt_vec nttgen_newhope512_intt_vec
 
 #endif // NTTGEN_FALCON512_H

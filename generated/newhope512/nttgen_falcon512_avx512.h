@@ -31,5 +31,7 @@
 #define nttgen_falcon512_avx512_to_standard nttgen_newhope512_avx512_to_standard
 #define nttgen_falcon512_avx512_from_standard nttgen_newhope512_avx512_from_standard
 #define nttgen_falcon512_avx512_polymul nttgen_newhope512_avx512_polymul
+#define nttgen_falcon512_avx512_ntt_vec nttgen_newhope512_avx512_ntt_vec
+#define nttgen_falcon512_avx512_intt_vec nttgen_newhope512_avx512_intt_vec
 
 #endif // NTTGEN_FALCON512_AVX512_H

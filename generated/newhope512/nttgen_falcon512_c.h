@@ -29,5 +29,7 @@
 #define nttgen_falcon512_c_tomont nttgen_newhope512_c_tomont
 #define nttgen_falcon512_c_frommont nttgen_newhope512_c_frommont
 #define nttgen_falcon512_c_polymul nttgen_newhope512_c_polymul
+#define nttgen_falcon512_c_ntt_vec nttgen_newhope512_c_ntt_vec
+#define nttgen_falcon512_c_intt_vec nttgen_newhope512_c_intt_vec
 
 #endif // NTTGEN_FALCON512_C_H

@@ -31,5 +31,7 @@
 #define nttgen_falcon512_neon_to_standard nttgen_newhope512_neon_to_standard
 #define nttgen_falcon512_neon_from_standard nttgen_newhope512_neon_from_standard
 #define nttgen_falcon512_neon_polymul nttgen_newhope512_neon_polymul
+#define nttgen_falcon512_neon_ntt_vec nttgen_newhope512_neon_ntt_vec
+#define nttgen_falcon512_neon_intt_vec nttgen_newhope512_neon_intt_vec
 
 #endif // NTTGEN_FALCON512_NEON_H

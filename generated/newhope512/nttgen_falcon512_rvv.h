@@ -29,5 +29,7 @@
 #define nttgen_falcon512_rvv_tomont nttgen_newhope512_rvv_tomont
 #define nttgen_falcon512_rvv_frommont nttgen_newhope512_rvv_frommont
 #define nttgen_falcon512_rvv_polymul nttgen_newhope512_rvv_polymul
+#define nttgen_falcon512_rvv_ntt_vec nttgen_newhope512_rvv_ntt_vec
+#define nttgen_falcon512_rvv_intt_vec nttgen_newhope512_rvv_intt_vec
 
 #endif // NTTGEN_FALCON512_RVV_H

@@ -31,5 +31,7 @@
 #define nttgen_falcon512_rvv128_to_standard nttgen_newhope512_rvv128_to_standard
 #define nttgen_falcon512_rvv128_from_standard nttgen_newhope512_rvv128_from_standard
 #define nttgen_falcon512_rvv128_polymul nttgen_newhope512_rvv128_polymul
+#define nttgen_falcon512_rvv128_ntt_vec nttgen_newhope512_rvv128_ntt_vec
+#define nttgen_falcon512_rvv128_intt_vec nttgen_newhope512_rvv128_intt_vec
 
 #endif // NTTGEN_FALCON512_RVV128_H

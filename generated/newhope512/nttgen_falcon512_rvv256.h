@@ -31,5 +31,7 @@
 #define nttgen_falcon512_rvv256_to_standard nttgen_newhope512_rvv256_to_standard
 #define nttgen_falcon512_rvv256_from_standard nttgen_newhope512_rvv256_from_standard
 #define nttgen_falcon512_rvv256_polymul nttgen_newhope512_rvv256_polymul
+#define nttgen_falcon512_rvv256_ntt_vec nttgen_newhope512_rvv256_ntt_vec
+#define nttgen_falcon512_rvv256_intt_vec nttgen_newhope512_rvv256_intt_vec
 
 #endif // NTTGEN_FALCON512_RVV256_H

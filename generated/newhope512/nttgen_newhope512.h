@@ -11,10 +11,10 @@
  *         the policy below does not skip, and keeps it; nttgen_newhope512_use_isa forces one
  *         for every group.
  * Groups: ntt, basemul, basemul_acc, basemul_cache, basemul_acc_cached, intt, to_standard,
- *         from_standard share one ISA (data in the NTT domain is in the native order of the
- *         ISA that wrote it); reduce, reduce_centred, reduce_partial, tomont, frommont,
- *         polymul are each chosen alone. nttgen_newhope512_isa() names the ISA of the
- *         NTT-domain operations.
+ *         from_standard, ntt_vec, intt_vec share one ISA (data in the NTT domain is in the
+ *         native order of the ISA that wrote it); reduce, reduce_centred, reduce_partial,
+ *         tomont, frommont, polymul are each chosen alone. nttgen_newhope512_isa() names the
+ *         ISA of the NTT-domain operations.
  * Policy: no measurement of nttgen bench shows an ISA here slower than a narrower one (nttgen
  *         generate --policy takes other measurements).
  * Threads: the choice is published with an atomic release store and read with
@@ -222,6 +222,26 @@ void nttgen_newhope512_from_standard(int16_t a[512]);
  * b[512]: on entry in [-12288, 12288] (every ISA)
  */
 void nttgen_newhope512_polymul(int16_t r[512], const int16_t a[512], const int16_t b[512]);
+
+/*
+ * forward NTT of k >= 1 polynomials stored one after another, in place
+ *
+ * Input:  a: k polynomials, coefficients in the standard order
+ * Output: a: k polynomials, NTT domain in this ISA's native order (as ntt leaves each)
+ * a[512 x k]: on entry in [-12288, 12288] (every ISA), on exit in [-15171, 15171] (any ISA)
+ * k: number of polynomials, at least 1 (public; loops depend on it, never on data)
+ */
+void nttgen_newhope512_ntt_vec(int16_t *a, size_t k);
+
+/*
+ * inverse NTT times beta of k >= 1 polynomials stored one after another, in place
+ *
+ * Input:  a: k polynomials, NTT domain, native order
+ * Output: a: k polynomials, coefficients, standard order, times beta (as intt leaves each)
+ * a[512 x k]: on entry in [-12288, 12288] (every ISA), on exit in [-9168, 9168] (any ISA)
+ * k: number of polynomials, at least 1 (public; loops depend on it, never on data)
+ */
+void nttgen_newhope512_intt_vec(int16_t *a, size_t k);
 
 #ifdef __cplusplus
 }

@@ -76,6 +76,17 @@
  *       ops: load 768, store 224, add 432, sub 432, montmul 448, montmul_var 32, barrett 96,
  *         barrett_coarse 48, cond_add_q 32, shuffle 144, zip 48
  *       coefficient reductions: 2304
+ *   nttgen_newhope512_avx2_ntt_vec: forward NTT of k >= 1 polynomials stored one after another, in
+ *     place
+ *       a in [-12288, 12288] -> a in [-15071, 15071]
+ *       ops: load 254, store 64, add 144, sub 144, montmul 144, barrett 48, shuffle 48, zip 16
+ *       coefficient reductions: 768
+ *   nttgen_newhope512_avx2_intt_vec: inverse NTT times beta of k >= 1 polynomials stored one after
+ *     another, in place
+ *       a in [-12288, 12288] -> a in [-8584, 8585]
+ *       ops: load 196, store 64, add 144, sub 144, montmul 160, barrett_coarse 48, shuffle 48, zip
+ *         16
+ *       coefficient reductions: 768
  */
 #if !defined(NTTGEN_NO_ISA_CHECK) && !defined(__AVX2__)
 #error "compile this avx2 file with -mavx2 (__AVX2__ is not defined)"
@@ -2597,6 +2608,49 @@ void nttgen_newhope512_avx2_polymul(int16_t r[512], const int16_t a[512], const 
     nttgen_newhope512_avx2_intt_reduce(r);
 #ifdef NTTGEN_DEBUG
     nttgen_newhope512_avx2_assert_range(r, 512, 0, 12288);
+#endif
+}
+
+/*
+ * forward NTT of k >= 1 polynomials stored one after another, in place
+ *
+ * Input:  a: k polynomials, coefficients in the standard order
+ * Output: a: k polynomials, NTT domain in this ISA's native order (as ntt leaves each)
+ * a[512 x k]: on entry in [-12288, 12288], on exit in [-15071, 15071]
+ * k: number of polynomials, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 254, store 64, add 144, sub 144, montmul 144, barrett 48, shuffle 48, zip 16
+ */
+void nttgen_newhope512_avx2_ntt_vec(int16_t *a, size_t k) {
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope512_avx2_assert_range(a, k * 512, -12288, 12288);
+#endif
+    for (size_t i_0 = 0; i_0 < k; ++i_0) {
+        nttgen_newhope512_avx2_ntt(&a[512 * i_0]);
+    }
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope512_avx2_assert_range(a, k * 512, -15071, 15071);
+#endif
+}
+
+/*
+ * inverse NTT times beta of k >= 1 polynomials stored one after another, in place
+ *
+ * Input:  a: k polynomials, NTT domain, native order
+ * Output: a: k polynomials, coefficients, standard order, times beta (as intt leaves each)
+ * a[512 x k]: on entry in [-12288, 12288], on exit in [-8584, 8585]
+ * k: number of polynomials, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 196, store 64, add 144, sub 144, montmul 160, barrett_coarse 48, shuffle 48,
+ *   zip 16
+ */
+void nttgen_newhope512_avx2_intt_vec(int16_t *a, size_t k) {
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope512_avx2_assert_range(a, k * 512, -12288, 12288);
+#endif
+    for (size_t i_0 = 0; i_0 < k; ++i_0) {
+        nttgen_newhope512_avx2_intt(&a[512 * i_0]);
+    }
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope512_avx2_assert_range(a, k * 512, -8584, 8585);
 #endif
 }
 

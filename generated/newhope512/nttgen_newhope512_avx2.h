@@ -76,6 +76,17 @@
  *       ops: load 768, store 224, add 432, sub 432, montmul 448, montmul_var 32, barrett 96,
  *         barrett_coarse 48, cond_add_q 32, shuffle 144, zip 48
  *       coefficient reductions: 2304
+ *   nttgen_newhope512_avx2_ntt_vec: forward NTT of k >= 1 polynomials stored one after another, in
+ *     place
+ *       a in [-12288, 12288] -> a in [-15071, 15071]
+ *       ops: load 254, store 64, add 144, sub 144, montmul 144, barrett 48, shuffle 48, zip 16
+ *       coefficient reductions: 768
+ *   nttgen_newhope512_avx2_intt_vec: inverse NTT times beta of k >= 1 polynomials stored one after
+ *     another, in place
+ *       a in [-12288, 12288] -> a in [-8584, 8585]
+ *       ops: load 196, store 64, add 144, sub 144, montmul 160, barrett_coarse 48, shuffle 48, zip
+ *         16
+ *       coefficient reductions: 768
  */
 #ifndef NTTGEN_NEWHOPE512_AVX2_H
 #define NTTGEN_NEWHOPE512_AVX2_H
@@ -248,6 +259,29 @@ void nttgen_newhope512_avx2_from_standard(int16_t a[512]);
  *   barrett_coarse 48, cond_add_q 32, shuffle 144, zip 48
  */
 void nttgen_newhope512_avx2_polymul(int16_t r[512], const int16_t a[512], const int16_t b[512]);
+
+/*
+ * forward NTT of k >= 1 polynomials stored one after another, in place
+ *
+ * Input:  a: k polynomials, coefficients in the standard order
+ * Output: a: k polynomials, NTT domain in this ISA's native order (as ntt leaves each)
+ * a[512 x k]: on entry in [-12288, 12288], on exit in [-15071, 15071]
+ * k: number of polynomials, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 254, store 64, add 144, sub 144, montmul 144, barrett 48, shuffle 48, zip 16
+ */
+void nttgen_newhope512_avx2_ntt_vec(int16_t *a, size_t k);
+
+/*
+ * inverse NTT times beta of k >= 1 polynomials stored one after another, in place
+ *
+ * Input:  a: k polynomials, NTT domain, native order
+ * Output: a: k polynomials, coefficients, standard order, times beta (as intt leaves each)
+ * a[512 x k]: on entry in [-12288, 12288], on exit in [-8584, 8585]
+ * k: number of polynomials, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 196, store 64, add 144, sub 144, montmul 160, barrett_coarse 48, shuffle 48,
+ *   zip 16
+ */
+void nttgen_newhope512_avx2_intt_vec(int16_t *a, size_t k);
 
 #ifdef __cplusplus
 }

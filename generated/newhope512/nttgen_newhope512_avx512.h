@@ -75,6 +75,16 @@
  *       ops: load 322, store 16, add 216, sub 216, montmul 224, montmul_var 16, barrett_coarse 72,
  *         cond_add_q 16, shuffle 96, zip 24
  *       coefficient reductions: 2304
+ *   nttgen_newhope512_avx512_ntt_vec: forward NTT of k >= 1 polynomials stored one after another,
+ *     in place
+ *       a in [-12288, 12288] -> a in [-14940, 14940]
+ *       ops: load 126, store 16, add 72, sub 72, montmul 72, barrett 24, shuffle 32, zip 8
+ *       coefficient reductions: 768
+ *   nttgen_newhope512_avx512_intt_vec: inverse NTT times beta of k >= 1 polynomials stored one
+ *     after another, in place
+ *       a in [-12288, 12288] -> a in [-8484, 8484]
+ *       ops: load 86, store 16, add 72, sub 72, montmul 80, barrett_coarse 24, shuffle 32, zip 8
+ *       coefficient reductions: 768
  */
 #ifndef NTTGEN_NEWHOPE512_AVX512_H
 #define NTTGEN_NEWHOPE512_AVX512_H
@@ -246,6 +256,28 @@ void nttgen_newhope512_avx512_from_standard(int16_t a[512]);
  *   72, cond_add_q 16, shuffle 96, zip 24
  */
 void nttgen_newhope512_avx512_polymul(int16_t r[512], const int16_t a[512], const int16_t b[512]);
+
+/*
+ * forward NTT of k >= 1 polynomials stored one after another, in place
+ *
+ * Input:  a: k polynomials, coefficients in the standard order
+ * Output: a: k polynomials, NTT domain in this ISA's native order (as ntt leaves each)
+ * a[512 x k]: on entry in [-12288, 12288], on exit in [-14940, 14940]
+ * k: number of polynomials, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 126, store 16, add 72, sub 72, montmul 72, barrett 24, shuffle 32, zip 8
+ */
+void nttgen_newhope512_avx512_ntt_vec(int16_t *a, size_t k);
+
+/*
+ * inverse NTT times beta of k >= 1 polynomials stored one after another, in place
+ *
+ * Input:  a: k polynomials, NTT domain, native order
+ * Output: a: k polynomials, coefficients, standard order, times beta (as intt leaves each)
+ * a[512 x k]: on entry in [-12288, 12288], on exit in [-8484, 8484]
+ * k: number of polynomials, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 86, store 16, add 72, sub 72, montmul 80, barrett_coarse 24, shuffle 32, zip 8
+ */
+void nttgen_newhope512_avx512_intt_vec(int16_t *a, size_t k);
 
 #ifdef __cplusplus
 }

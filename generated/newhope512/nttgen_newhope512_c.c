@@ -66,6 +66,16 @@
  *       ops: load 17914, store 14336, add 6912, sub 6912, montmul 7168, montmul_var 512, barrett
  *         3840, cond_add_q 512, const 512
  *       coefficient reductions: 3840
+ *   nttgen_newhope512_c_ntt_vec: forward NTT of k >= 1 polynomials stored one after another, in
+ *     place
+ *       a in [-12288, 12288] -> a in [-15171, 15171]
+ *       ops: load 5630, store 4608, add 2304, sub 2304, montmul 2304, barrett 768
+ *       coefficient reductions: 768
+ *   nttgen_newhope512_c_intt_vec: inverse NTT times beta of k >= 1 polynomials stored one after
+ *     another, in place
+ *       a in [-12288, 12288] -> a in [-7040, 7040]
+ *       ops: load 5630, store 4608, add 2304, sub 2304, montmul 2560, barrett 2304, const 512
+ *       coefficient reductions: 2304
  */
 #include "nttgen_newhope512_c.h"
 
@@ -1337,5 +1347,47 @@ void nttgen_newhope512_c_polymul(int16_t r[512], const int16_t a[512], const int
     nttgen_newhope512_c_intt_reduce(r);
 #ifdef NTTGEN_DEBUG
     nttgen_newhope512_c_assert_range(r, 512, 0, 12288);
+#endif
+}
+
+/*
+ * forward NTT of k >= 1 polynomials stored one after another, in place
+ *
+ * Input:  a: k polynomials, coefficients in the standard order
+ * Output: a: k polynomials, NTT domain in this ISA's native order (as ntt leaves each)
+ * a[512 x k]: on entry in [-12288, 12288], on exit in [-15171, 15171]
+ * k: number of polynomials, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 5630, store 4608, add 2304, sub 2304, montmul 2304, barrett 768
+ */
+void nttgen_newhope512_c_ntt_vec(int16_t *a, size_t k) {
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope512_c_assert_range(a, k * 512, -12288, 12288);
+#endif
+    for (size_t i_0 = 0; i_0 < k; ++i_0) {
+        nttgen_newhope512_c_ntt(&a[512 * i_0]);
+    }
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope512_c_assert_range(a, k * 512, -15171, 15171);
+#endif
+}
+
+/*
+ * inverse NTT times beta of k >= 1 polynomials stored one after another, in place
+ *
+ * Input:  a: k polynomials, NTT domain, native order
+ * Output: a: k polynomials, coefficients, standard order, times beta (as intt leaves each)
+ * a[512 x k]: on entry in [-12288, 12288], on exit in [-7040, 7040]
+ * k: number of polynomials, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 5630, store 4608, add 2304, sub 2304, montmul 2560, barrett 2304, const 512
+ */
+void nttgen_newhope512_c_intt_vec(int16_t *a, size_t k) {
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope512_c_assert_range(a, k * 512, -12288, 12288);
+#endif
+    for (size_t i_0 = 0; i_0 < k; ++i_0) {
+        nttgen_newhope512_c_intt(&a[512 * i_0]);
+    }
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope512_c_assert_range(a, k * 512, -7040, 7040);
 #endif
 }

@@ -75,6 +75,16 @@
  *       ops: load 1406, store 448, add 864, sub 864, montmul 896, montmul_var 64, barrett 192,
  *         barrett_coarse 96, cond_add_q 64, shuffle 288
  *       coefficient reductions: 2304
+ *   nttgen_newhope512_neon_ntt_vec: forward NTT of k >= 1 polynomials stored one after another, in
+ *     place
+ *       a in [-12288, 12288] -> a in [-15088, 15088]
+ *       ops: load 446, store 128, add 288, sub 288, montmul 288, barrett 96, shuffle 96
+ *       coefficient reductions: 768
+ *   nttgen_newhope512_neon_intt_vec: inverse NTT times beta of k >= 1 polynomials stored one after
+ *     another, in place
+ *       a in [-12288, 12288] -> a in [-8597, 8598]
+ *       ops: load 386, store 128, add 288, sub 288, montmul 320, barrett_coarse 96, shuffle 96
+ *       coefficient reductions: 768
  */
 #if !defined(NTTGEN_NO_ISA_CHECK) && !defined(__ARM_NEON)
 #error "compile this neon file with an AArch64 compiler (__ARM_NEON is not defined)"
@@ -3401,6 +3411,48 @@ void nttgen_newhope512_neon_polymul(int16_t r[512], const int16_t a[512], const 
     nttgen_newhope512_neon_intt_reduce(r);
 #ifdef NTTGEN_DEBUG
     nttgen_newhope512_neon_assert_range(r, 512, 0, 12288);
+#endif
+}
+
+/*
+ * forward NTT of k >= 1 polynomials stored one after another, in place
+ *
+ * Input:  a: k polynomials, coefficients in the standard order
+ * Output: a: k polynomials, NTT domain in this ISA's native order (as ntt leaves each)
+ * a[512 x k]: on entry in [-12288, 12288], on exit in [-15088, 15088]
+ * k: number of polynomials, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 446, store 128, add 288, sub 288, montmul 288, barrett 96, shuffle 96
+ */
+void nttgen_newhope512_neon_ntt_vec(int16_t *a, size_t k) {
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope512_neon_assert_range(a, k * 512, -12288, 12288);
+#endif
+    for (size_t i_0 = 0; i_0 < k; ++i_0) {
+        nttgen_newhope512_neon_ntt(&a[512 * i_0]);
+    }
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope512_neon_assert_range(a, k * 512, -15088, 15088);
+#endif
+}
+
+/*
+ * inverse NTT times beta of k >= 1 polynomials stored one after another, in place
+ *
+ * Input:  a: k polynomials, NTT domain, native order
+ * Output: a: k polynomials, coefficients, standard order, times beta (as intt leaves each)
+ * a[512 x k]: on entry in [-12288, 12288], on exit in [-8597, 8598]
+ * k: number of polynomials, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 386, store 128, add 288, sub 288, montmul 320, barrett_coarse 96, shuffle 96
+ */
+void nttgen_newhope512_neon_intt_vec(int16_t *a, size_t k) {
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope512_neon_assert_range(a, k * 512, -12288, 12288);
+#endif
+    for (size_t i_0 = 0; i_0 < k; ++i_0) {
+        nttgen_newhope512_neon_intt(&a[512 * i_0]);
+    }
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope512_neon_assert_range(a, k * 512, -8597, 8598);
 #endif
 }
 

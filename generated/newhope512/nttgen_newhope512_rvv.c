@@ -67,6 +67,16 @@
  *       ops: load 8698, store 5120, add 6912, sub 6912, montmul 7168, montmul_var 512, barrett
  *         3008, cond_add_q 512, const 512
  *       coefficient reductions: 3008
+ *   nttgen_newhope512_rvv_ntt_vec: forward NTT of k >= 1 polynomials stored one after another, in
+ *     place
+ *       a in [-12288, 12288] -> a in [-15168, 15168]
+ *       ops: load 2558, store 1536, add 2304, sub 2304, montmul 2304, barrett 768
+ *       coefficient reductions: 768
+ *   nttgen_newhope512_rvv_intt_vec: inverse NTT times beta of k >= 1 polynomials stored one after
+ *     another, in place
+ *       a in [-12288, 12288] -> a in [-7936, 7936]
+ *       ops: load 2558, store 1536, add 2304, sub 2304, montmul 2560, barrett 1472, const 512
+ *       coefficient reductions: 1472
  */
 #if !defined(NTTGEN_NO_ISA_CHECK) && !defined(__riscv_vector)
 #error "compile this rvv file with -march=rv64gcv (__riscv_vector is not defined)"
@@ -1824,6 +1834,48 @@ void nttgen_newhope512_rvv_polymul(int16_t r[512], const int16_t a[512], const i
     nttgen_newhope512_rvv_intt_reduce(r);
 #ifdef NTTGEN_DEBUG
     nttgen_newhope512_rvv_assert_range(r, 512, 0, 12288);
+#endif
+}
+
+/*
+ * forward NTT of k >= 1 polynomials stored one after another, in place
+ *
+ * Input:  a: k polynomials, coefficients in the standard order
+ * Output: a: k polynomials, NTT domain in this ISA's native order (as ntt leaves each)
+ * a[512 x k]: on entry in [-12288, 12288], on exit in [-15168, 15168]
+ * k: number of polynomials, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 2558, store 1536, add 2304, sub 2304, montmul 2304, barrett 768
+ */
+void nttgen_newhope512_rvv_ntt_vec(int16_t *a, size_t k) {
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope512_rvv_assert_range(a, k * 512, -12288, 12288);
+#endif
+    for (size_t i_0 = 0; i_0 < k; ++i_0) {
+        nttgen_newhope512_rvv_ntt(&a[512 * i_0]);
+    }
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope512_rvv_assert_range(a, k * 512, -15168, 15168);
+#endif
+}
+
+/*
+ * inverse NTT times beta of k >= 1 polynomials stored one after another, in place
+ *
+ * Input:  a: k polynomials, NTT domain, native order
+ * Output: a: k polynomials, coefficients, standard order, times beta (as intt leaves each)
+ * a[512 x k]: on entry in [-12288, 12288], on exit in [-7936, 7936]
+ * k: number of polynomials, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 2558, store 1536, add 2304, sub 2304, montmul 2560, barrett 1472, const 512
+ */
+void nttgen_newhope512_rvv_intt_vec(int16_t *a, size_t k) {
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope512_rvv_assert_range(a, k * 512, -12288, 12288);
+#endif
+    for (size_t i_0 = 0; i_0 < k; ++i_0) {
+        nttgen_newhope512_rvv_intt(&a[512 * i_0]);
+    }
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope512_rvv_assert_range(a, k * 512, -7936, 7936);
 #endif
 }
 

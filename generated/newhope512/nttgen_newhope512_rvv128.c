@@ -77,6 +77,16 @@
  *       ops: load 726, gather 128, store 352, scatter 64, add 432, sub 432, montmul 436,
  *         montmul_var 32, barrett 156, cond_add_q 32
  *       coefficient reductions: 2496
+ *   nttgen_newhope512_rvv128_ntt_vec: forward NTT of k >= 1 polynomials stored one after another,
+ *     in place
+ *       a in [-12288, 12288] -> a in [-15143, 15143]
+ *       ops: load 198, gather 64, store 128, add 144, sub 144, montmul 144, barrett 48
+ *       coefficient reductions: 768
+ *   nttgen_newhope512_rvv128_intt_vec: inverse NTT times beta of k >= 1 polynomials stored one
+ *     after another, in place
+ *       a in [-12288, 12288] -> a in [-7544, 7544]
+ *       ops: load 266, store 64, scatter 64, add 144, sub 144, montmul 148, barrett 60
+ *       coefficient reductions: 960
  */
 #if !defined(NTTGEN_NO_ISA_CHECK) && !defined(__riscv_vector)
 #error "compile this rvv128 file with -march=rv64gcv (__riscv_vector is not defined)"
@@ -1853,6 +1863,48 @@ void nttgen_newhope512_rvv128_polymul(int16_t r[512], const int16_t a[512], cons
     nttgen_newhope512_rvv128_intt_reduce(r);
 #ifdef NTTGEN_DEBUG
     nttgen_newhope512_rvv128_assert_range(r, 512, 0, 12288);
+#endif
+}
+
+/*
+ * forward NTT of k >= 1 polynomials stored one after another, in place
+ *
+ * Input:  a: k polynomials, coefficients in the standard order
+ * Output: a: k polynomials, NTT domain in this ISA's native order (as ntt leaves each)
+ * a[512 x k]: on entry in [-12288, 12288], on exit in [-15143, 15143]
+ * k: number of polynomials, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 198, gather 64, store 128, add 144, sub 144, montmul 144, barrett 48
+ */
+void nttgen_newhope512_rvv128_ntt_vec(int16_t *a, size_t k) {
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope512_rvv128_assert_range(a, k * 512, -12288, 12288);
+#endif
+    for (size_t i_0 = 0; i_0 < k; ++i_0) {
+        nttgen_newhope512_rvv128_ntt(&a[512 * i_0]);
+    }
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope512_rvv128_assert_range(a, k * 512, -15143, 15143);
+#endif
+}
+
+/*
+ * inverse NTT times beta of k >= 1 polynomials stored one after another, in place
+ *
+ * Input:  a: k polynomials, NTT domain, native order
+ * Output: a: k polynomials, coefficients, standard order, times beta (as intt leaves each)
+ * a[512 x k]: on entry in [-12288, 12288], on exit in [-7544, 7544]
+ * k: number of polynomials, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 266, store 64, scatter 64, add 144, sub 144, montmul 148, barrett 60
+ */
+void nttgen_newhope512_rvv128_intt_vec(int16_t *a, size_t k) {
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope512_rvv128_assert_range(a, k * 512, -12288, 12288);
+#endif
+    for (size_t i_0 = 0; i_0 < k; ++i_0) {
+        nttgen_newhope512_rvv128_intt(&a[512 * i_0]);
+    }
+#ifdef NTTGEN_DEBUG
+    nttgen_newhope512_rvv128_assert_range(a, k * 512, -7544, 7544);
 #endif
 }
 

@@ -77,6 +77,16 @@
  *       ops: load 400, gather 64, store 176, scatter 32, add 216, sub 216, montmul 218, montmul_var
  *         16, barrett 48, barrett_coarse 30, cond_add_q 16
  *       coefficient reductions: 2496
+ *   nttgen_newhope512_rvv256_ntt_vec: forward NTT of k >= 1 polynomials stored one after another,
+ *     in place
+ *       a in [-12288, 12288] -> a in [-15063, 15063]
+ *       ops: load 114, gather 32, store 64, add 72, sub 72, montmul 72, barrett 24
+ *       coefficient reductions: 768
+ *   nttgen_newhope512_rvv256_intt_vec: inverse NTT times beta of k >= 1 polynomials stored one
+ *     after another, in place
+ *       a in [-12288, 12288] -> a in [-9168, 9168]
+ *       ops: load 140, store 32, scatter 32, add 72, sub 72, montmul 74, barrett_coarse 30
+ *       coefficient reductions: 960
  */
 #ifndef NTTGEN_NEWHOPE512_RVV256_H
 #define NTTGEN_NEWHOPE512_RVV256_H
@@ -248,6 +258,28 @@ void nttgen_newhope512_rvv256_from_standard(int16_t a[512]);
  *   montmul_var 16, barrett 48, barrett_coarse 30, cond_add_q 16
  */
 void nttgen_newhope512_rvv256_polymul(int16_t r[512], const int16_t a[512], const int16_t b[512]);
+
+/*
+ * forward NTT of k >= 1 polynomials stored one after another, in place
+ *
+ * Input:  a: k polynomials, coefficients in the standard order
+ * Output: a: k polynomials, NTT domain in this ISA's native order (as ntt leaves each)
+ * a[512 x k]: on entry in [-12288, 12288], on exit in [-15063, 15063]
+ * k: number of polynomials, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 114, gather 32, store 64, add 72, sub 72, montmul 72, barrett 24
+ */
+void nttgen_newhope512_rvv256_ntt_vec(int16_t *a, size_t k);
+
+/*
+ * inverse NTT times beta of k >= 1 polynomials stored one after another, in place
+ *
+ * Input:  a: k polynomials, NTT domain, native order
+ * Output: a: k polynomials, coefficients, standard order, times beta (as intt leaves each)
+ * a[512 x k]: on entry in [-12288, 12288], on exit in [-9168, 9168]
+ * k: number of polynomials, at least 1 (public; loops depend on it, never on data)
+ * Ops per call: load 140, store 32, scatter 32, add 72, sub 72, montmul 74, barrett_coarse 30
+ */
+void nttgen_newhope512_rvv256_intt_vec(int16_t *a, size_t k);
 
 #ifdef __cplusplus
 }

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .dsl.ir import Buffer, Call, Function, Op, walk
+from .dsl.ir import Buffer, Call, CallEach, Function, Op, walk
 from .interp.evaluate import evaluate
 from .plan.constants import Arith
 
@@ -42,6 +42,8 @@ def analysis_peak(fn: Function) -> int:
             peak = max(peak, max(fn.bounds[r].magnitude for r in s.results))
         elif isinstance(s, Call):
             peak = max(peak, analysis_peak(s.callee))
+        elif isinstance(s, CallEach):
+            peak = max(peak, *(analysis_peak(callee) for callee, _ in s.calls))
     return peak
 
 

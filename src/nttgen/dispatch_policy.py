@@ -30,7 +30,7 @@ from typing import Any
 from .errors import InputError
 
 DOMAIN_OPS = ("ntt", "basemul", "basemul_acc", "basemul_cache", "basemul_acc_cached", "intt",
-              "to_standard", "from_standard")  # fmt: skip
+              "ntt_vec", "intt_vec", "to_standard", "from_standard")  # fmt: skip
 """The operations that read or write the NTT domain: one ISA serves all of them."""
 
 DOMAIN = "ntt domain"

@@ -50,7 +50,16 @@ class NttFamily:
 
     title = "x^n + 1 rings (negacyclic NTT; any n, q with --n/--q)"
     presets: Mapping[str, RingSpec] = PRESETS
-    ops = ("ntt", "intt", "basemul", "basemul_acc", "basemul_acc_cached", "polymul")
+    ops = (
+        "ntt",
+        "intt",
+        "basemul",
+        "basemul_acc",
+        "basemul_acc_cached",
+        "polymul",
+        "ntt_vec",
+        "intt_vec",
+    )
 
     def parse(self, name: str) -> Ring | None:
         """:func:`nttgen.rings.parse_ring`."""

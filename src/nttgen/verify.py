@@ -9,6 +9,7 @@ from the ring's family; each runs on extreme and random inputs:
 * ``ntt`` equals direct evaluation at the roots, in the standard order;
 * ``intt(ntt(a)) == a``, ``intt(basemul(ntt a, ntt b)) == a*b`` and ``basemul_acc`` is the sum
   of its products;
+* ``ntt_vec`` and ``intt_vec`` of k polynomials leave each exactly as ``ntt`` and ``intt`` do;
 * every C entry point agrees bit for bit with the exact evaluator on the same inputs (the ends
   of its input contract, random ones, and the inputs a search steered towards the largest
   intermediate values found, :func:`~nttgen.adversary.maximise_growth`), the evaluator in
@@ -164,6 +165,19 @@ def verify_kernel(k: Kernel, trials: int = 20, seed: int = 1) -> list[CheckResul
                     yield f"basemul_acc_cached with k = {kk} differs from the sum of products"
             yield None
 
+    def vec_vs_single() -> Iterator[str | None]:
+        for op in ("ntt", "intt"):
+            meta = k.manifest["functions"][op]["params"][0]
+            lo, hi = meta["in_range"]
+            for kk in (1, 2, 3, 4, 5):
+                rows = [a for _, a in range_cases(n * kk, lo, hi, rng, max(trials // 4, 2))]
+                for A in rows:
+                    (got,) = k.raw(f"{op}_vec", A, k=kk)
+                    want = np.concatenate([k.raw(op, x)[0] for x in A.reshape(kk, n)])
+                    if not np.array_equal(got, want):
+                        yield f"{op}_vec with k = {kk} differs from {op} of each polynomial"
+                    yield None
+
     def c_vs_evaluator() -> Iterator[str | None]:
         for name, fn in writer.entry_points():
             # k = 5: more than one group of products for most rings (see inner_product)
@@ -229,6 +243,7 @@ def verify_kernel(k: Kernel, trials: int = 20, seed: int = 1) -> list[CheckResul
         ("ntt", "ntt = evaluation at the roots (standard order)", ntt_vs_evaluation),
         ("intt", "intt(ntt a) = a; intt(basemul) = a*b", roundtrips),
         ("basemul_acc", "basemul_acc(_cached) = sum of k products", basemul_acc_sum),
+        ("ntt_vec", "ntt_vec, intt_vec = ntt, intt of each", vec_vs_single),
     ]  # fmt: skip
     results = [_run(title, body) for op, title, body in checks if op in k.ops]
     results.append(_run("compiled C = evaluator, bit for bit (checked)", c_vs_evaluator))

@@ -9,8 +9,9 @@
  * kernels are constant-time, so one call on valid random input gives the count of every input.
  *
  * Usage: count ISA_INDEX OP K [SEED]
- *   (OP: none, ntt, intt, basemul, basemul_acc, basemul_acc_cached, polymul, polymul_small;
- *   basemul_acc_cached is given the caches of its b, computed before the markers)
+ *   (OP: none, ntt, intt, basemul, basemul_acc, basemul_acc_cached, polymul, polymul_small,
+ *   ntt_vec, intt_vec; basemul_acc_cached is given the caches of its b, computed before the
+ *   markers)
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -60,6 +61,14 @@ int main(int argc, char **argv) {
     } else if (strcmp(op, "intt") == 0) {
         count_begin();
         kern->intt(in_a);
+        count_end();
+    } else if (strcmp(op, "ntt_vec") == 0) {
+        count_begin();
+        kern->ntt_vec(in_a, k);
+        count_end();
+    } else if (strcmp(op, "intt_vec") == 0) {
+        count_begin();
+        kern->intt_vec(in_a, k);
         count_end();
     } else if (strcmp(op, "basemul") == 0) {
         count_begin();

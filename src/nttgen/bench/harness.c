@@ -20,7 +20,8 @@
  * STACK_STEP), so the median is that of a typical placement, not of the one the run happened to
  * get. In-place kernels (ntt, intt) need a fresh valid input for every call: each batch runs in
  * runs of INPLACE_RUN calls, each on its own copy of a pristine input made before the run's clock
- * starts (all in L1), and the runs' ticks are summed. (Timing a copy with every call and
+ * starts (all in L1), and the runs' ticks are summed; the transforms of k polynomials (ntt_vec,
+ * intt_vec) likewise, each call on k fresh copies. (Timing a copy with every call and
  * subtracting the copy timed alone undercounted short kernels: the out-of-order core overlaps the
  * next copy with the kernel, by an amount that depended on code layout.) Kernels are reached
  * through a table of function pointers so that every ISA of a ring is timed in one run, under the
@@ -69,9 +70,11 @@ enum op {
     OP_BASEMUL_ACC,
     OP_BASEMUL_ACC_CACHED,
     OP_POLYMUL,
-    OP_POLYMUL_SMALL
+    OP_POLYMUL_SMALL,
+    OP_NTT_VEC,
+    OP_INTT_VEC
 };
-#define OP_LAST OP_POLYMUL_SMALL
+#define OP_LAST OP_INTT_VEC
 
 /* Calls of an in-place kernel per timed run, each on its own fresh input (16 KiB or less in
  * all for the presets, so the inputs stay in L1 with the kernel's tables). */
@@ -81,7 +84,8 @@ static bench_elem_t pristine[BENCH_N] __attribute__((aligned(64)));
 /* The buffers the kernels write, each in a pool 4 KiB longer so that it can move (see
  * STACK_STEP); `work` and `out_r` point into them at the current sample's placement. */
 #define SHIFT_ELEMS (4096 / sizeof(bench_elem_t))
-static bench_elem_t work_pool[INPLACE_RUN * BENCH_N + SHIFT_ELEMS] __attribute__((aligned(64)));
+static bench_elem_t work_pool[(INPLACE_RUN > BENCH_KMAX ? INPLACE_RUN : BENCH_KMAX) * BENCH_N +
+                               SHIFT_ELEMS]  __attribute__((aligned(64)));
 static bench_elem_t out_pool[BENCH_N + SHIFT_ELEMS] __attribute__((aligned(64)));
 static bench_elem_t *work = work_pool;
 static bench_elem_t *out_r = out_pool;
@@ -112,21 +116,39 @@ static void measure_clock_cost(void) {
     clock_cost = v[N / 2];
 }
 
-/* Ticks of `batch` calls of an in-place kernel, in runs of INPLACE_RUN on fresh copies. */
-static uint64_t run_in_place(const bench_kernels_t *k, enum op op, int batch) {
+/* Whether the op transforms its buffer in place (timed by run_in_place). */
+static int in_place(enum op op) {
+    return op == OP_NTT || op == OP_INTT || op == OP_NTT_VEC || op == OP_INTT_VEC;
+}
+
+/* Ticks of `batch` calls of an in-place kernel (of `kk` polynomials for the _vec ops), in
+ * runs of INPLACE_RUN polynomials (at least one call) on fresh copies. */
+static uint64_t run_in_place(const bench_kernels_t *k, enum op op, size_t kk, int batch) {
+    size_t width = (op == OP_NTT_VEC || op == OP_INTT_VEC) ? kk : 1;
+    int per_run = width < INPLACE_RUN ? (int)(INPLACE_RUN / width) : 1;
     uint64_t total = 0;
-    for (int done = 0; done < batch; done += INPLACE_RUN) {
-        int calls = batch - done < INPLACE_RUN ? batch - done : INPLACE_RUN;
-        for (int i = 0; i < calls; ++i) {
+    for (int done = 0; done < batch; done += per_run) {
+        int calls = batch - done < per_run ? batch - done : per_run;
+        for (size_t i = 0; i < (size_t)calls * width; ++i) {
             memcpy(work + i * BENCH_N, pristine, sizeof pristine);
         }
         BARRIER(work);
         uint64_t t0 = ticks();
         for (int i = 0; i < calls; ++i) {
-            if (op == OP_NTT) {
-                k->ntt(work + i * BENCH_N);
-            } else {
-                k->intt(work + i * BENCH_N);
+            bench_elem_t *a = work + (size_t)i * width * BENCH_N;
+            switch (op) {
+            case OP_NTT:
+                k->ntt(a);
+                break;
+            case OP_INTT:
+                k->intt(a);
+                break;
+            case OP_NTT_VEC:
+                k->ntt_vec(a, kk);
+                break;
+            default:
+                k->intt_vec(a, kk);
+                break;
             }
         }
         BARRIER(work);
@@ -142,6 +164,8 @@ static void run_batch(const bench_kernels_t *k, const bench_elem_t *cache, enum 
         switch (op) {
         case OP_NTT:
         case OP_INTT:
+        case OP_NTT_VEC:
+        case OP_INTT_VEC:
             break; /* timed by run_in_place */
         case OP_BASEMUL:
             k->basemul(out_r, in_a, in_b);
@@ -183,8 +207,8 @@ static __attribute__((noinline)) uint64_t sample_below(const bench_kernels_t *k,
                                                        const bench_elem_t *cache, enum op op,
                                                        size_t kk, int batch, volatile char *pad) {
     pad[0] = 0; /* the pad is used, so it stays */
-    if (op == OP_NTT || op == OP_INTT) {
-        return run_in_place(k, op, batch);
+    if (in_place(op)) {
+        return run_in_place(k, op, kk, batch);
     }
     uint64_t t0 = ticks();
     run_batch(k, cache, op, kk, batch);
@@ -235,17 +259,25 @@ static int has_op(const bench_kernels_t *k, enum op op) {
             return k->polymul != NULL;
         case OP_POLYMUL_SMALL:
             return k->polymul_small != NULL;
+        case OP_NTT_VEC:
+            return k->ntt_vec != NULL;
+        case OP_INTT_VEC:
+            return k->intt_vec != NULL;
         default:
             return 1;
     }
 }
 
-static const char *const OP_NAMES[] = {"ntt",     "intt",        "basemul",
-                                        "basemul_acc", "basemul_acc_cached", "polymul",
-                                        "polymul_small"};
+static const char *const OP_NAMES[] = {"ntt",           "intt",    "basemul",
+                                        "basemul_acc",   "basemul_acc_cached",
+                                        "polymul",       "polymul_small",
+                                        "ntt_vec",       "intt_vec"};
 
-/* Whether the op sums k products (timed for each k asked for). */
-static int takes_k(int op) { return op == OP_BASEMUL_ACC || op == OP_BASEMUL_ACC_CACHED; }
+/* Whether the op takes a count k (of products or polynomials; timed for each k asked for). */
+static int takes_k(int op) {
+    return op == OP_BASEMUL_ACC || op == OP_BASEMUL_ACC_CACHED || op == OP_NTT_VEC ||
+           op == OP_INTT_VEC;
+}
 
 #define MAX_KS 8
 

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-K_OPS = ("basemul_acc", "basemul_acc_cached")
+K_OPS = ("basemul_acc", "basemul_acc_cached", "ntt_vec", "intt_vec")
 """The ops timed for each k of ``--k`` (the others take no count)."""
 
 

@@ -191,7 +191,10 @@ def parser() -> argparse.ArgumentParser:
         "--k",
         type=int,
         action="append",
-        help=f"basemul_acc: products summed per call (1 to {K_MAX_CLI}); repeatable (default 3)",
+        help=(
+            f"basemul_acc: products summed per call; ntt_vec, intt_vec: polynomials per call "
+            f"(1 to {K_MAX_CLI}); repeatable (default 3)"
+        ),
     )
     s.add_argument(
         "--vlen",

@@ -24,7 +24,7 @@ from ..errors import BoundsError
 from ..intervals import Bound
 from ..plan.constants import Arith
 from . import semantics, transfer
-from .ir import Affine, Buffer, Call, Count, LoopVar, Memory, Table, Var
+from .ir import Affine, Buffer, Call, CallEach, Count, LoopVar, Memory, Table, Var
 
 FIXPOINT_ROUNDS = 16
 WIDEN_AFTER = 3
@@ -242,9 +242,9 @@ class BoundsInterp:
             raise BoundsError(f"{self.function}: {buf.name} is used before it is fully written")
         return min(c[0] for c in cells), max(c[1] for c in cells)  # type: ignore[index]
 
-    def call(self, stmt: Call) -> None:
+    def call(self, stmt: Call, *, check_only: bool = False) -> None:
         """A call: the arguments must satisfy the callee's input contract; afterwards the
-        arrays it writes hold its proven output ranges."""
+        arrays it writes hold its proven output ranges (``check_only``: only the check)."""
         if self.frames:
             raise BoundsError(f"{self._where()}: calls inside loops are not supported")
         callee = stmt.callee
@@ -260,12 +260,42 @@ class BoundsInterp:
                         f"{self.function}: passes {arg.name} in [{have[0]}, {have[1]}] to "
                         f"{callee.name}, whose {p.name} must lie in [{lo}, {hi}]"
                     )
+        if check_only:
+            return
         for p in callee.buffers:
             arg = args[p.name]
             assert isinstance(arg, Buffer)
             if p.role in ("out", "inout"):
                 bound = callee.output_bounds[p.name]
                 self.memory[arg] = list(zip(bound.lo, bound.hi, strict=True))
+
+    def call_each(self, stmt: CallEach) -> None:
+        """Calls on the polynomials of an array of k polynomials (:class:`CallEach`): the
+        array must satisfy each callee's input contracts; afterwards each position holds the
+        join, over the callees' parameters, of their proven output ranges there (each
+        polynomial is written by exactly one call, and every callee writes its arrays)."""
+        if self.frames:
+            raise BoundsError(f"{self._where()}: calls inside loops are not supported")
+        arg = stmt.array
+        cells: list[tuple[int, int]] | None = None
+        for callee, _ in stmt.calls:
+            params = callee.buffers
+            self.call(Call(callee, tuple((p.name, arg) for p in params)), check_only=True)
+            for p in params:
+                if p.role != "inout":
+                    raise BoundsError(f"{self.function}: {callee.name} must transform in place")
+                bound = callee.output_bounds[p.name]
+                pairs = list(zip(bound.lo, bound.hi, strict=True))
+                cells = (
+                    pairs
+                    if cells is None
+                    else [
+                        (min(a[0], b[0]), max(a[1], b[1]))
+                        for a, b in zip(cells, pairs, strict=True)
+                    ]
+                )
+        assert cells is not None
+        self.memory[arg] = cells
 
     # ----------------------------------------------------------------- loops
     def enter_loop(self, var: LoopVar, count: Count) -> None:

@@ -23,6 +23,7 @@ from .ir import (
     Affine,
     Buffer,
     Call,
+    CallEach,
     Comment,
     Count,
     Function,
@@ -125,9 +126,18 @@ class Builder:
         ``length * per`` elements long."""
         return self._param(Buffer(name, self.lane, length, "in", contract, per, doc))
 
-    def inout(self, name: str, length: int, contract: tuple[int, int], doc: str = "") -> Buffer:
-        """An array transformed in place; its elements lie in ``contract`` on entry."""
-        return self._param(Buffer(name, self.lane, length, "inout", contract, None, doc))
+    def inout(
+        self,
+        name: str,
+        length: int,
+        contract: tuple[int, int],
+        doc: str = "",
+        *,
+        per: ScalarParam | None = None,
+    ) -> Buffer:
+        """An array transformed in place; its elements lie in ``contract`` on entry; ``per``
+        makes it ``length * per`` elements long."""
+        return self._param(Buffer(name, self.lane, length, "inout", contract, per, doc))
 
     def output(self, name: str, length: int, doc: str = "") -> Buffer:
         """An array the kernel writes completely."""
@@ -275,6 +285,35 @@ class Builder:
                 )
         stmt = Call(callee, tuple((k, v) for k, v in args.items()), self._tag)
         self.bounds.call(stmt)
+        self._emit(stmt)
+
+    def call_each(
+        self, count: ScalarParam, calls: Sequence[tuple[Function, int]], array: Buffer
+    ) -> None:
+        """Call ``calls`` ((callee, width), widest first, the last of width 1) on the
+        polynomials of ``array`` (``count`` polynomials), one group after another (see
+        :class:`CallEach`). A callee of width w takes w buffer parameters of one polynomial
+        each. The array must satisfy every callee's input contracts; afterwards each position
+        holds the join of their proven output ranges there."""
+        widths = [w for _, w in calls]
+        if not widths or widths[-1] != 1 or widths != sorted(set(widths), reverse=True):
+            raise ValueError(f"{self.fn.name}: call widths must fall strictly to 1, got {widths}")
+        if array.per_param is not count:
+            held = array.per_param.name if array.per_param else "one"
+            raise ValueError(
+                f"{self.fn.name}: {array.name} holds {held} polynomial(s), not {count.name}"
+            )
+        for callee, width in calls:
+            params = callee.params
+            if len(params) != width or any(
+                not isinstance(p, Buffer) or p.length != array.length for p in params
+            ):
+                raise TypeError(
+                    f"call of {callee.name} on groups of {width}: it must take {width} "
+                    f"arrays of {array.length} elements"
+                )
+        stmt = CallEach(count, tuple(calls), array, self._tag)
+        self.bounds.call_each(stmt)
         self._emit(stmt)
 
     def _buffer_hull(self, buf: Buffer) -> tuple[int, int]:

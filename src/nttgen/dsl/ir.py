@@ -308,13 +308,42 @@ class Call:
 
 
 @dataclass(eq=False)
+class CallEach:
+    """Call kernel functions on the polynomials of an array of ``count`` polynomials, one
+    group after another: ``calls`` is ((callee, width), ...) with widths falling strictly to
+    1; each callee in turn runs on the next ``width`` polynomials of ``array`` for as long as
+    that many are left, its ``width`` buffer parameters (one polynomial each) bound to them in
+    order. The groups never overlap, so every polynomial is read and written by one call."""
+
+    count: ScalarParam
+    calls: tuple[tuple[Function, int], ...]
+    array: Buffer
+    tag: str = ""
+
+    @property
+    def args(self) -> tuple[tuple[str, Buffer], ...]:
+        """The array, as the caller's argument (what a statement passes, by name)."""
+        return ((self.array.name, self.array),)
+
+    def groups(self, k: int) -> list[tuple[Function, int, int]]:
+        """(callee, first polynomial, width) of every call, in order, for ``count`` = k."""
+        out: list[tuple[Function, int, int]] = []
+        start = 0
+        for callee, width in self.calls:
+            while start + width <= k:
+                out.append((callee, start, width))
+                start += width
+        return out
+
+
+@dataclass(eq=False)
 class Comment:
     """A comment that emitters copy into generated code."""
 
     text: str
 
 
-Stmt = Op | Load | Store | Loop | VarDef | VarSet | VarGet | Call | Comment
+Stmt = Op | Load | Store | Loop | VarDef | VarSet | VarGet | Call | CallEach | Comment
 
 
 @dataclass

@@ -2,16 +2,30 @@
 
 An interpreter is any object with one method per vocabulary op (named as in
 :data:`nttgen.dsl.vocab.VOCABULARY`, value operands positional, attributes as keywords) plus the
-structural methods ``load``, ``store``, ``loop``, ``var_def``, ``var_set``, ``var_get``, ``call``
-and ``comment``. Each interpreter chooses its own representation of values: arrays of lanes,
-intervals, C expressions or counts.
+structural methods ``load``, ``store``, ``loop``, ``var_def``, ``var_set``, ``var_get``, ``call``,
+``call_each`` and ``comment``. Each interpreter chooses its own representation of values: arrays
+of lanes, intervals, C expressions or counts.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from .ir import Call, Comment, Function, Load, Loop, Op, Stmt, Store, Value, VarDef, VarGet, VarSet
+from .ir import (
+    Call,
+    CallEach,
+    Comment,
+    Function,
+    Load,
+    Loop,
+    Op,
+    Stmt,
+    Store,
+    Value,
+    VarDef,
+    VarGet,
+    VarSet,
+)
 
 
 def replay(fn: Function, interp: Any) -> dict[Value, Any]:
@@ -52,6 +66,8 @@ def run_block(body: list[Stmt], env: dict[Value, Any], interp: Any) -> None:
             env[s.result] = interp.var_get(s.var)
         elif isinstance(s, Call):
             interp.call(s)
+        elif isinstance(s, CallEach):
+            interp.call_each(s)
         elif isinstance(s, Comment):
             if hasattr(interp, "comment"):
                 interp.comment(s.text)

@@ -14,6 +14,7 @@ from ..dsl.ir import (
     Affine,
     Buffer,
     Call,
+    CallEach,
     Count,
     Function,
     Load,
@@ -375,6 +376,36 @@ class CEmitter(TableReads):
                 args.append(C.Int(arg))
         self._out(C.ExprStmt(C.Call(self.c_name(stmt.callee), tuple(args))))
 
+    def call_each(self, stmt: CallEach) -> None:
+        """Calls on groups of polynomials (:class:`CallEach`): a loop over the groups of the
+        widest callee, then, where one polynomial is left over, the single call (widths 2 and
+        1: the ``k & 1`` test reads the public count only)."""
+        k = C.Name(stmt.count.name)
+        widths = [w for _, w in stmt.calls]
+        if widths not in ([1], [2, 1]):
+            raise NotImplementedError(f"{self.fn.name}: call widths {widths}")
+        n = C.Int(stmt.array.length)
+
+        def call(callee: Function, first: C.Expr) -> C.Stmt:
+            args = [
+                C.Unary(
+                    "&", C.Index(C.Name(stmt.array.name), C.Bin("*", n, C.add(first, C.Int(m))))
+                )
+                for m in range(len(callee.params))
+            ]
+            return C.ExprStmt(C.Call(self.c_name(callee), tuple(args)))
+
+        counter = C.Name(self.names.fresh("i"))
+        widest, width = stmt.calls[0]
+        if width == 1:
+            self._out(C.For(counter.text, C.Bin("<", counter, k), (call(widest, counter),)))
+            return
+        first = C.Bin("*", C.Int(2), counter)
+        cond = C.Bin("<", C.Bin("+", first, C.Int(1)), k)
+        self._out(C.For(counter.text, cond, (call(widest, first),)))
+        last = C.Bin("-", k, C.Int(1))
+        self._out(C.If(C.Bin("&", k, C.Int(1)), (call(stmt.calls[1][0], last),)))
+
     def comment(self, text: str) -> None:
         """A comment line."""
         self._out(C.Comment(text))
@@ -492,7 +523,7 @@ class CEmitter(TableReads):
                 used.add(s.src.name)
             elif isinstance(s, Store):
                 used.add(s.dst.name)
-            elif isinstance(s, Call):
+            elif isinstance(s, Call | CallEach):
                 used |= {a.name for _, a in s.args if isinstance(a, Buffer)}
         return [
             C.ExprStmt(C.Cast("void", C.Name(p.name)))

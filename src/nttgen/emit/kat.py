@@ -45,11 +45,13 @@ from .isa import isa_class
 ORDER_ONLY = ("to_standard", "from_standard")
 """Entry points whose answers depend on the ISA (its native order)."""
 
-NOT_RUN = ("basemul_cache",)
+NOT_RUN = ("basemul_cache", "ntt_vec", "intt_vec")
 """Entry points the self-test does not run on their own: the multiplication cache is each ISA's
 own layout and representatives (neither a standard-order polynomial nor comparable across
 ISAs). It runs inside ``basemul_acc_cached``'s cases, whose cache the runner computes from b
-with the same ISA's ``basemul_cache`` (:data:`CACHE`)."""
+with the same ISA's ``basemul_cache`` (:data:`CACHE`). The transforms of k polynomials write
+k polynomials, where every case here compares one; ``nttgen verify`` compares them with the
+single transforms on every ISA."""
 
 CACHE = "cache"
 """The role (and parameter name) of an input the self-test derives from b with

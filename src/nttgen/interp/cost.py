@@ -10,7 +10,18 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Mapping
 
-from ..dsl.ir import Affine, Buffer, Call, Count, Function, LoopVar, Memory, ScalarParam, Var
+from ..dsl.ir import (
+    Affine,
+    Buffer,
+    Call,
+    CallEach,
+    Count,
+    Function,
+    LoopVar,
+    Memory,
+    ScalarParam,
+    Var,
+)
 from ..dsl.replay import replay
 from ..dsl.vocab import VOCABULARY
 
@@ -91,6 +102,12 @@ class CostCounter:
         sub = count_ops(stmt.callee, self.scalars)
         for k, v in sub.items():
             self.counts[k] += v * self.weight
+
+    def call_each(self, stmt: CallEach) -> None:
+        """Add each call's counts."""
+        for callee, _, _ in stmt.groups(self.scalars[stmt.count.name]):
+            for k, v in count_ops(callee, self.scalars).items():
+                self.counts[k] += v * self.weight
 
 
 def count_ops(fn: Function, scalars: Mapping[str, int] | None = None) -> Counter[str]:

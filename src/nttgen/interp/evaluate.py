@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 import numpy as np
 
 from ..dsl import semantics
-from ..dsl.ir import Affine, Buffer, Call, Count, Function, LoopVar, Memory, Table, Var
+from ..dsl.ir import Affine, Buffer, Call, CallEach, Count, Function, LoopVar, Memory, Table, Var
 from ..dsl.replay import replay
 from ..errors import LaneOverflowError
 from ..plan.constants import Arith
@@ -190,6 +190,20 @@ class Evaluator:
         sub = Evaluator(stmt.callee, self.arith, mem, scalars, checked=self.checked)
         sub.run()
         self.peak = np.maximum(self.peak, sub.peak)  # a caller's peak includes its callees'
+
+    def call_each(self, stmt: CallEach) -> None:
+        """Run each callee on its group of polynomials of the caller's array (views, so its
+        stores land in it)."""
+        n = stmt.array.length
+        whole = self.memory[stmt.array]
+        for callee, start, _ in stmt.groups(self.scalars[stmt.count.name]):
+            mem = {
+                p: whole[:, (start + m) * n : (start + m + 1) * n]
+                for m, p in enumerate(callee.buffers)
+            }
+            sub = Evaluator(callee, self.arith, mem, {}, checked=self.checked)
+            sub.run()
+            self.peak = np.maximum(self.peak, sub.peak)
 
     def run(self) -> None:
         """Evaluate the whole function body."""

@@ -56,7 +56,9 @@ class BuildConfig:
     lets the generator build each transform and product also with the lazy policy's coarse
     reductions (``barrett_coarse``: 16-bit lanes, and 32-bit lanes with q near a power of two)
     and keep the cheaper of the two (see
-    :mod:`nttgen.programs.reduction_choice`)."""
+    :mod:`nttgen.programs.reduction_choice`); ``paired_transforms`` makes the transforms of k
+    polynomials (``ntt_vec``, ``intt_vec``) run two polynomials per call of a paired body
+    (:meth:`nttgen.programs.kernels.KernelSet._vector`) instead of one per call."""
 
     lanes: int = 1
     merge: tuple[int, ...] | None = None
@@ -81,3 +83,4 @@ class BuildConfig:
     wide_sums: bool = True
     gcc_options: tuple[str, ...] = ()
     coarse_reductions: bool = False
+    paired_transforms: bool = False

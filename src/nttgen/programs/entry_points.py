@@ -26,6 +26,26 @@ OP_INFO: dict[str, OpInfo] = {
         "a: NTT domain, native order",
         "a: coefficients, standard order, times beta (cancels basemul's beta^-1)",
     ),
+    "ntt_vec": OpInfo(
+        "forward NTT of k >= 1 polynomials stored one after another, in place",
+        "a: k polynomials, coefficients in the standard order",
+        "a: k polynomials, NTT domain in this ISA's native order (as ntt leaves each)",
+    ),
+    "intt_vec": OpInfo(
+        "inverse NTT times beta of k >= 1 polynomials stored one after another, in place",
+        "a: k polynomials, NTT domain, native order",
+        "a: k polynomials, coefficients, standard order, times beta (as intt leaves each)",
+    ),
+    "ntt_pair": OpInfo(
+        "forward NTT of two polynomials at once, in place (ntt_vec's helper)",
+        "a, b: coefficients in the standard order",
+        "a, b: NTT domain in this ISA's native order",
+    ),
+    "intt_pair": OpInfo(
+        "inverse NTT times beta of two polynomials at once, in place (intt_vec's helper)",
+        "a, b: NTT domain, native order",
+        "a, b: coefficients, standard order, times beta",
+    ),
     "basemul": OpInfo(
         "base multiplication: r = a o b * beta^-1",
         "a, b: NTT domain, native order",

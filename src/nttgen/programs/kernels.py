@@ -25,10 +25,10 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from ..dsl.builder import Builder
-from ..dsl.ir import Function, Value
+from ..dsl.ir import Buffer, Function, Value
 from ..dsl.schedule import schedule
 from ..errors import BoundsError
-from ..flows import intt_bound, ntt_bound, tomont_bound
+from ..flows import intt_bound, ntt_bound
 from ..interp.cost import count_ops, rank
 from ..plan.constants import Arith
 from ..plan.layout import MemOrder, PassPlan, plan_forward
@@ -43,6 +43,8 @@ from .lazy import Reducer
 from .ntt import Transform, build_permutation, build_transform
 from .pointwise import program_basemul, program_reduce, program_scale, reduce_to_standard
 from .reduction_choice import ReductionChoice
+from .ring_contract import RingContract, publish
+from .vector import program_vector
 
 # Bisection steps of the search for the widest NTT-domain range the products accept at no cost
 DOMAIN_SEARCH_STEPS = 16
@@ -67,28 +69,6 @@ def _cheaper(best: Function | None, fn: Function, variant: InttVariant) -> Funct
 
 
 Range = tuple[int, int]
-
-
-@dataclass(frozen=True)
-class RingContract:
-    """The ranges every ISA's entry points of one ring meet, so that code written against one
-    ISA runs on every other: each entry point accepts at least ``inputs[op][buffer]`` and
-    leaves at most ``outputs[op][buffer]``. The portable C's kernel set publishes it (see
-    :meth:`KernelSet.build`): its inputs are the C's, and each output is as wide as the next
-    step accepts (the NTT's what the base multiplications accept, theirs what the inverse
-    accepts, the inverse's what the schemes' flows allow, :func:`nttgen.flows.intt_bound`), so
-    the ranges chain and other ISAs reduce only where their own ranges would not."""
-
-    inputs: dict[str, dict[str, Range]]
-    outputs: dict[str, dict[str, Range]]
-
-    def output(self, op: str, buffer: str) -> Range | None:
-        """The range ``op`` must leave ``buffer`` in (None: no such output)."""
-        return self.outputs.get(op, {}).get(buffer)
-
-    def input(self, op: str, buffer: str) -> Range | None:
-        """The range ``op`` must accept in ``buffer`` (None: no such input)."""
-        return self.inputs.get(op, {}).get(buffer)
 
 
 @dataclass
@@ -170,10 +150,12 @@ class KernelSet(ReductionChoice):
         contract: tuple[int, int],
         name: str,
         to_standard: bool,
+        copies: int = 1,
     ) -> Function:
         n, q = self.ring.n, self.ring.q
-        S = self.builder(name, OP_INFO[name].summary)
-        a = S.inout("a", n, contract, doc="NTT domain")
+        fname = f"{name}_pair" if copies == 2 else name
+        S = self.builder(fname, OP_INFO[fname].summary)
+        a, *also = (S.inout(x, n, contract, doc="NTT domain") for x in "ab"[:copies])
         scale = self.alg.inverse_scale() * self.arith.beta % q
         red = Reducer(S, variant.threshold)
         owed = self._owed(name, "a")
@@ -194,6 +176,7 @@ class KernelSet(ReductionChoice):
             centred_last=variant.centred_last,
             red=red,
             before_store=last if to_standard or owed is not None else None,
+            also=also,
         )
         return S.finish(require={"a": (0, q - 1)} if to_standard else None)
 
@@ -221,17 +204,19 @@ class KernelSet(ReductionChoice):
             raise BoundsError(f"{self.ring.name}: no inverse NTT fits the lanes")
         return best
 
-    def _ntt(self, out_of_place: bool) -> Function:
-        """The forward NTT in place (``ntt``), or from ``a`` into ``r`` (``ntt_from``)."""
+    def _ntt(self, out_of_place: bool, copies: int = 1) -> Function:
+        """The forward NTT in place (``ntt``), or from ``a`` into ``r`` (``ntt_from``); with
+        ``copies`` = 2, in place on two polynomials at once (``ntt_pair``: ``a`` and ``b``)."""
         n, q = self.ring.n, self.ring.q
-        name = "ntt_from" if out_of_place else "ntt"
+        name = "ntt_from" if out_of_place else ("ntt_pair" if copies == 2 else "ntt")
         S = self.builder(name, OP_INFO[name].summary)
         canonical = (-(q - 1), q - 1)
         if out_of_place:
             dst = S.output("r", n, doc="NTT domain")
             src = S.input("a", n, canonical, doc="coefficients")
+            also: list[Buffer] = []
         else:
-            dst = S.inout("a", n, canonical, doc="coefficients")
+            dst, *also = (S.inout(x, n, canonical, doc="coefficients") for x in "ab"[:copies])
             src = None
         red = Reducer(S)
         owed = self._owed("ntt", "a")
@@ -249,8 +234,29 @@ class KernelSet(ReductionChoice):
             before_store=last,
             red=red,
             src=src,
+            also=also,
         )
         return S.finish()
+
+    def _vector(self, op: str) -> None:
+        """``<op>_vec`` (see :mod:`nttgen.programs.vector`), by ``<op>_pair`` where
+        ``config.paired_transforms`` asks for it."""
+        f = self.functions
+        pair = None
+        if self.config.paired_transforms and op == "ntt":
+            pair = self._either_reduction(lambda: self._ntt(False, copies=2))
+        elif self.config.paired_transforms:
+            variant, contract = f["intt"].info["variant"], f["intt"].contract.inputs["a"]
+            assert isinstance(variant, InttVariant)
+            pair = self._either_reduction(
+                lambda: self._intt(variant, contract, "intt", False, copies=2), feeds=False
+            )
+        if pair is not None:
+            pair.internal = True
+            f[pair.name] = pair
+        S = self.builder(f"{op}_vec", OP_INFO[f"{op}_vec"].summary)
+        program_vector(S, f[op], pair, "coefficients" if op == "ntt" else "NTT domain")
+        f[f"{op}_vec"] = S.finish()
 
     def _mul_core(self, hat_contract: tuple[int, int], both: bool) -> Function | None:
         """polymul's fused core (see :mod:`nttgen.programs.fused`): r <- NTT^-1(r o NTT(b))
@@ -375,34 +381,6 @@ class KernelSet(ReductionChoice):
                 break
             lo, hi = (mid, hi) if free(mid) else (lo, mid)
         return _join(ntt_out, (-lo, lo))
-
-    def _publish(self, hat_in: Range, intt_in: Range) -> RingContract:
-        """The ring's contract from the reference set's entry points (see
-        :class:`RingContract`): its inputs, its exact outputs (reduce, polymul), and for the
-        others as much as the next step accepts; an output no step constrains (the inverse
-        NTT and the Montgomery conversions of a ring without a scheme's flows) is left out,
-        so other ISAs keep their own range there."""
-        entries = {name: fn for name, fn in self.functions.items() if not fn.internal}
-        inputs = {name: dict(fn.contract.inputs) for name, fn in entries.items()}
-        outputs = {name: dict(fn.contract.outputs) for name, fn in entries.items()}
-        ring = self.ring
-        outputs["ntt"] = {"a": hat_in}
-        outputs["basemul"] = {"r": intt_in}
-        outputs["basemul_acc"] = {"r": intt_in}
-        outputs["basemul_acc_cached"] = {"r": intt_in}
-        # the promise of the cheapest reduction is (-q, q), whatever the C's Barrett leaves
-        outputs["reduce_partial"] = {"a": (-(ring.q - 1), ring.q - 1)}
-        hat = max(-hat_in[0], hat_in[1])
-        for op, bound in (
-            ("intt", intt_bound(ring.name, ring.q, ring.lane.bits)),
-            ("tomont", tomont_bound(ring.name, ring.lane.bits, hat)),
-            ("frommont", None),
-        ):
-            if bound is None:
-                del outputs[op]
-            else:
-                outputs[op] = {"a": (-bound, bound)}
-        return RingContract(inputs, outputs)
 
     def build(self) -> KernelSet:
         """Build every entry point (see the module docstring)."""
@@ -558,8 +536,10 @@ class KernelSet(ReductionChoice):
             S.call(f["basemul"], r=r, a=ta, b=tb)
             S.call(f["intt_reduce"], a=r)
         f["polymul"] = S.finish(require={"r": (0, q - 1)})
+        for op in ("ntt", "intt"):
+            self._vector(op)
         if self.reference:
-            self.published = self._publish(hat_in, intt_in)
+            self.published = publish(self.ring, self.functions, hat_in, intt_in)
         if self.config.schedule == "critical_path":
             for fn in f.values():
                 schedule(fn, self.config.live_limit)

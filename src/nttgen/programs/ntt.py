@@ -9,7 +9,7 @@ depend on. Where to reduce is left to :class:`nttgen.programs.lazy.Reducer`.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ..dsl.builder import Builder
@@ -484,10 +484,14 @@ def build_transform(
     before_store: Callable[[Value], Value] | None = None,
     red: Reducer | None = None,
     src: Buffer | None = None,
+    also: Sequence[Buffer] = (),
 ) -> None:
     """Emit every pass of one NTT (see :class:`Transform`) on ``buf``: in place, or reading the
     input from ``src`` (the first pass loads from it, so no copy is needed); ``before_store``
-    transforms each register the last pass stores."""
+    transforms each register the last pass stores. ``also``: more polynomials transformed in
+    place alongside ``buf``, pass by pass: where a pass is one straight run of code, the run
+    then holds independent chains (on separate arrays, so no store orders another's loads)
+    that the schedule interleaves."""
     t = Transform(
         S,
         alg,
@@ -499,12 +503,13 @@ def build_transform(
         red=red,
     )
     for k in range(len(t)):
-        t.run(
-            k,
-            buf,
-            src=src if k == 0 else None,
-            before_store=before_store if k == len(t) - 1 else None,
-        )
+        for i, b in enumerate((buf, *also)):
+            t.run(
+                k,
+                b,
+                src=src if k == 0 and i == 0 else None,
+                before_store=before_store if k == len(t) - 1 else None,
+            )
 
 
 def _twist_table(S: Builder, alg: NttAlgebra, order: MemOrder, scale: int | None) -> Table:
