@@ -240,16 +240,19 @@ class KernelSet(ReductionChoice):
 
     def _vector(self, op: str) -> None:
         """``<op>_vec`` (see :mod:`nttgen.programs.vector`), by ``<op>_pair`` where
-        ``config.paired_transforms`` asks for it."""
+        ``config.paired_transforms`` asks for it. The pair takes the single transform's choice
+        of reductions, so that it leaves each polynomial exactly as the single one does."""
         f = self.functions
         pair = None
+        single = f["ntt_from"] if op == "ntt" and self.config.shared_forward else f[op]
+        coarse = bool(single.info.get("coarse"))
         if self.config.paired_transforms and op == "ntt":
-            pair = self._either_reduction(lambda: self._ntt(False, copies=2))
+            pair = self._built_with(coarse, lambda: self._ntt(False, copies=2))
         elif self.config.paired_transforms:
             variant, contract = f["intt"].info["variant"], f["intt"].contract.inputs["a"]
             assert isinstance(variant, InttVariant)
-            pair = self._either_reduction(
-                lambda: self._intt(variant, contract, "intt", False, copies=2), feeds=False
+            pair = self._built_with(
+                coarse, lambda: self._intt(variant, contract, "intt", False, copies=2)
             )
         if pair is not None:
             pair.internal = True

@@ -37,18 +37,28 @@ class ReductionChoice:
         exact build's or the contract's (``owed``: the range the contract holds its output
         to, where the function is not an entry point itself)."""
         exact = build()
+        exact.info["coarse"] = False
         if not self.config.coarse_reductions:
             return exact
-        self._coarse = True
-        try:
-            coarse = build()
-        except BoundsError:
+        coarse = self._built_with(True, build)
+        if coarse is None:
             return exact
-        finally:
-            self._coarse = False
         if (feeds and not self._within(coarse, exact, owed)) or rank(coarse) >= rank(exact):
             return exact
         return coarse
+
+    def _built_with(self, coarse: bool, build: Callable[[], Function]) -> Function | None:
+        """``build()`` with the coarse reductions allowed or not (``info["coarse"]`` records
+        which), None where the analysis refuses it."""
+        self._coarse = coarse
+        try:
+            fn = build()
+        except BoundsError:
+            return None
+        finally:
+            self._coarse = False
+        fn.info["coarse"] = coarse
+        return fn
 
     def _within(self, fn: Function, exact: Function, owed: Range | None) -> bool:
         """Whether every output of ``fn`` lies in ``exact``'s range for it joined with the
