@@ -290,14 +290,16 @@ class Builder:
     def call_each(
         self, count: ScalarParam, calls: Sequence[tuple[Function, int]], array: Buffer
     ) -> None:
-        """Call ``calls`` ((callee, width), widest first, the last of width 1) on the
+        """Call ``calls`` ((callee, width): widths 2 then 1, or 1 alone) on the
         polynomials of ``array`` (``count`` polynomials), one group after another (see
         :class:`CallEach`). A callee of width w takes w buffer parameters of one polynomial
         each. The array must satisfy every callee's input contracts; afterwards each position
         holds the join of their proven output ranges there."""
         widths = [w for _, w in calls]
-        if not widths or widths[-1] != 1 or widths != sorted(set(widths), reverse=True):
-            raise ValueError(f"{self.fn.name}: call widths must fall strictly to 1, got {widths}")
+        if widths not in ([1], [2, 1]):  # what the emitters write: pairs, then one left over
+            raise ValueError(
+                f"{self.fn.name}: call widths must fall strictly to 1 from at most 2, got {widths}"
+            )
         if array.per_param is not count:
             held = array.per_param.name if array.per_param else "one"
             raise ValueError(

@@ -310,8 +310,8 @@ class Call:
 @dataclass(eq=False)
 class CallEach:
     """Call kernel functions on the polynomials of an array of ``count`` polynomials, one
-    group after another: ``calls`` is ((callee, width), ...) with widths falling strictly to
-    1; each callee in turn runs on the next ``width`` polynomials of ``array`` for as long as
+    group after another: ``calls`` is ((callee, width), ...) with widths 2 then 1, or 1 alone;
+    each callee in turn runs on the next ``width`` polynomials of ``array`` for as long as
     that many are left, its ``width`` buffer parameters (one polynomial each) bound to them in
     order. The groups never overlap, so every polynomial is read and written by one call."""
 

@@ -381,9 +381,6 @@ class CEmitter(TableReads):
         widest callee, then, where one polynomial is left over, the single call (widths 2 and
         1: the ``k & 1`` test reads the public count only)."""
         k = C.Name(stmt.count.name)
-        widths = [w for _, w in stmt.calls]
-        if widths not in ([1], [2, 1]):
-            raise NotImplementedError(f"{self.fn.name}: call widths {widths}")
         n = C.Int(stmt.array.length)
 
         def call(callee: Function, first: C.Expr) -> C.Stmt:
